@@ -1,0 +1,27 @@
+// Package mysqld owns the MySQL-compatible server that PHP's MySQL test suites
+// run against: a private MariaDB instance with its own datadir, started and
+// stopped by patchproof.
+//
+// Start initialises a datadir under Options.Dir (mariadb-install-db, once),
+// starts mariadbd on a free loopback port and a unix socket, creates a user
+// with a password and waits until the server answers. The server runs in its
+// own process group; Stop, or cancelling the context given to Start, shuts it
+// down (SIGTERM, then SIGKILL after Options.StopTimeout).
+//
+// The server is configured to behave like MySQL as PHP's tests expect it
+// (see FACTS.md, "PHP's MySQL test suites against MariaDB"):
+//   - version=<short version>: MariaDB's own VERSION() is 26 characters and
+//     overflows a VARCHAR(25) in three mysqli tests;
+//   - utf8mb4 as server character set, local_infile on, name resolution off,
+//     enough connections for several suite runs side by side, a small InnoDB
+//     buffer pool and relaxed durability (the data is thrown away).
+//
+// The test user holds ALL PRIVILEGES ON *.* WITH GRANT OPTION, because the
+// tests themselves create users, grant, create databases and SET GLOBAL. Two
+// suite runs side by side on one server therefore share those global objects;
+// a separate server per run (one Start per run dir) removes that coupling.
+//
+// Only a host MariaDB is implemented. Options.Engine is the seam for a Docker
+// engine (a mysql:8.4 container, or MariaDB in a local Debian image): Start
+// answers ErrEngineUnsupported for it today.
+package mysqld

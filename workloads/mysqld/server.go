@@ -1,0 +1,527 @@
+package mysqld
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Server is a running MariaDB. Connect over TCP to Host:Port or over the unix
+// socket Socket, as User with Password.
+type Server struct {
+	Host     string // always 127.0.0.1: the server listens on loopback only
+	Port     int
+	Socket   string
+	User     string
+	Password string
+
+	// Version is what VERSION() answers: the short version given to the
+	// server, e.g. "10.11.19-MariaDB".
+	Version string
+
+	Dir      string // the run dir
+	ErrorLog string // mariadbd's error log, inside Dir
+
+	opt        Options
+	clientConf string // option file for the mariadb client, mode 0600
+	sockDir    string // a short directory made under /tmp for Socket, or ""
+	proc       *process
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// maxSunPath is the usable length of sockaddr_un.sun_path on Linux (108
+// bytes including the terminating NUL).
+const maxSunPath = 107
+
+// portAttempts bounds the retries when the free port picked for the server
+// was taken by someone else before mariadbd bound it.
+const portAttempts = 3
+
+var safeName = regexp.MustCompile(`^[A-Za-z0-9_]{1,32}$`)
+var safePassword = regexp.MustCompile(`^[A-Za-z0-9_.+-]{1,64}$`)
+
+// Start initialises (once) and starts a MariaDB server in opt.Dir and waits
+// until it answers. Cancelling ctx stops the server at any time; the caller
+// must call Stop on every path once Start has returned a Server.
+func Start(ctx context.Context, opt Options) (*Server, error) {
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	if opt.Engine != EngineHost {
+		return nil, fmt.Errorf("start mariadb: engine %q: %w", opt.Engine, ErrEngineUnsupported)
+	}
+	if opt.Dir == "" {
+		return nil, errors.New("start mariadb: no run dir given")
+	}
+	if !safeName.MatchString(opt.User) {
+		return nil, fmt.Errorf("start mariadb: user %q: want letters, digits and _", opt.User)
+	}
+	if !safePassword.MatchString(opt.Password) {
+		return nil, errors.New("start mariadb: password: want letters, digits and _.+-")
+	}
+	dir, err := filepath.Abs(opt.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o755); err != nil {
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	mariadbd, err := lookTool(opt.Mariadbd, "mariadbd")
+	if err != nil {
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	installDB, err := lookTool(opt.InstallDB, "mariadb-install-db")
+	if err != nil {
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	osUser, err := user.Current()
+	if err != nil {
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	version, err := shortVersion(ctx, mariadbd)
+	if err != nil {
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	if err := installOnce(ctx, installDB, dir, osUser.Username, opt.Log); err != nil {
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+
+	s := &Server{
+		Host:     "127.0.0.1",
+		User:     opt.User,
+		Password: opt.Password,
+		Version:  version,
+		Dir:      dir,
+		ErrorLog: filepath.Join(dir, "mariadbd.err"),
+		opt:      opt,
+	}
+	if err := s.pickSocket(); err != nil {
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	initFile := filepath.Join(dir, "init.sql")
+	s.clientConf = filepath.Join(dir, "client.cnf")
+	err = errors.Join(
+		os.WriteFile(initFile, []byte(initSQL(opt.User, opt.Password)), 0o600),
+		os.WriteFile(s.clientConf, []byte(s.clientConfig()), 0o600),
+	)
+	if err != nil {
+		s.removeSockDir()
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+
+	for attempt := 1; ; attempt++ {
+		port, err := freePort()
+		if err != nil {
+			s.removeSockDir()
+			return nil, fmt.Errorf("start mariadb: %w", err)
+		}
+		s.Port = port
+		p, err := launch(ctx, s.serverArgs(mariadbd, osUser.Username, initFile), s.Dir, opt)
+		if err != nil {
+			s.removeSockDir()
+			return nil, err
+		}
+		err = s.waitReady(ctx, p)
+		if err == nil {
+			s.proc = p
+			fmt.Fprintf(opt.Log, "mariadb %s ready on 127.0.0.1:%d and %s\n", s.Version, s.Port, s.Socket)
+			return s, nil
+		}
+		died := p.hasExited()
+		stopErr := p.stop()
+		if died {
+			stopErr = nil // err already says so, with the log tail
+		}
+		if died && attempt < portAttempts && portTaken(port) && ctx.Err() == nil {
+			fmt.Fprintf(opt.Log, "mariadb: port %d taken by another process, retrying\n", port)
+			continue
+		}
+		s.removeSockDir()
+		return nil, errors.Join(err, stopErr)
+	}
+}
+
+// serverArgs is mariadbd's command line. --no-defaults keeps /etc/mysql out:
+// everything the server needs is here.
+func (s *Server) serverArgs(mariadbd, osUser, initFile string) []string {
+	args := []string{
+		mariadbd,
+		"--no-defaults",
+		"--datadir=" + filepath.Join(s.Dir, "data"),
+		"--tmpdir=" + filepath.Join(s.Dir, "tmp"),
+		"--socket=" + s.Socket,
+		"--port=" + strconv.Itoa(s.Port),
+		"--bind-address=127.0.0.1",
+		"--pid-file=" + filepath.Join(s.Dir, "mariadbd.pid"),
+		"--log-error=" + s.ErrorLog,
+		"--init-file=" + initFile,
+		// mariadbd refuses to run as root unless told to.
+		"--user=" + osUser,
+		"--version=" + s.Version,
+		"--skip-name-resolve",
+		"--character-set-server=utf8mb4",
+		"--collation-server=utf8mb4_general_ci",
+		"--max-connections=" + strconv.Itoa(s.opt.MaxConnections),
+		"--local-infile=1",
+		"--secure-file-priv=",
+		"--skip-log-bin",
+		"--performance-schema=OFF",
+		"--innodb-buffer-pool-size=64M",
+		"--innodb-flush-log-at-trx-commit=2",
+		"--innodb-doublewrite=0",
+		"--sync-binlog=0",
+	}
+	return append(args, s.opt.ExtraArgs...)
+}
+
+// waitReady waits until the server completes a MySQL handshake on its port
+// and the user can log in over the socket, or fails with the tail of the
+// error log when the server exits or the start timeout passes.
+func (s *Server) waitReady(ctx context.Context, p *process) error {
+	deadline := time.Now().Add(s.opt.StartTimeout)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.exited:
+			return fmt.Errorf("start mariadbd: exited during start-up (%v); %s:\n%s", p.waitErr, s.ErrorLog, s.logTail())
+		case <-ctx.Done():
+			return fmt.Errorf("start mariadbd: %w", ctx.Err())
+		case <-tick.C:
+		}
+		if handshake(s.Host, s.Port) == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("start mariadbd: no handshake on port %d within %v; %s:\n%s", s.Port, s.opt.StartTimeout, s.ErrorLog, s.logTail())
+		}
+	}
+	// The init file has run by the time the server accepts connections; a
+	// failed login here is a real error, so retry only briefly.
+	var err error
+	for range 5 {
+		var got string
+		got, err = s.query(ctx, "", "SELECT VERSION()")
+		if err == nil {
+			if v := strings.TrimSpace(got); v != s.Version {
+				return fmt.Errorf("start mariadbd: VERSION() is %q, want %q", v, s.Version)
+			}
+			return nil
+		}
+		select {
+		case <-p.exited:
+			return fmt.Errorf("start mariadbd: exited during start-up (%v); %s:\n%s", p.waitErr, s.ErrorLog, s.logTail())
+		case <-ctx.Done():
+			return fmt.Errorf("start mariadbd: %w", ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("start mariadbd: log in as %s: %w; %s:\n%s", s.User, err, s.ErrorLog, s.logTail())
+}
+
+// Stop shuts the server down: SIGTERM to its process group, SIGKILL after
+// Options.StopTimeout. It is safe to call more than once, from several
+// goroutines and on a nil Server; every call returns the first call's
+// answer. An error means the server had to be killed or had died by itself.
+func (s *Server) Stop() error {
+	if s == nil {
+		return nil
+	}
+	s.stopOnce.Do(func() {
+		if s.proc != nil {
+			if s.proc.hasExited() && !s.proc.requested.Load() {
+				s.stopErr = fmt.Errorf("stop mariadbd: it had exited by itself (%v); %s:\n%s", s.proc.waitErr, s.ErrorLog, s.logTail())
+			}
+			if err := s.proc.stop(); err != nil && s.stopErr == nil {
+				s.stopErr = err
+			}
+		}
+		s.removeSockDir()
+	})
+	return s.stopErr
+}
+
+// process is one mariadbd process in its own process group.
+type process struct {
+	pgid        int
+	stopTimeout time.Duration
+	log         io.Writer
+
+	exited  chan struct{} // closed when Wait returns
+	waitErr error         // Wait's answer; read after exited is closed
+
+	stopping  chan struct{} // closed by stop: ends the context watcher
+	requested atomic.Bool   // stop was called: an exit is not a crash
+	once      sync.Once
+	stopErr   error
+}
+
+// launch starts mariadbd in its own process group and a watcher that stops
+// it when ctx is cancelled.
+func launch(ctx context.Context, args []string, dir string, opt Options) (*process, error) {
+	out, err := os.OpenFile(filepath.Join(dir, "mariadbd.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("start mariadbd: %w", err)
+	}
+	defer out.Close()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	cmd.Stdout = out
+	cmd.Stderr = out
+	// Pdeathsig: if patchproof dies without running Stop, the server still
+	// goes away instead of holding its port and datadir.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	fmt.Fprintf(opt.Log, "mariadb: %s\n", strings.Join(args, " "))
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start mariadbd: %w", err)
+	}
+	p := &process{
+		pgid:        cmd.Process.Pid,
+		stopTimeout: opt.StopTimeout,
+		log:         opt.Log,
+		exited:      make(chan struct{}),
+		stopping:    make(chan struct{}),
+	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+			p.stop()
+		case <-p.exited:
+		case <-p.stopping:
+		}
+	}()
+	return p, nil
+}
+
+func (p *process) hasExited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop is idempotent: SIGTERM to the group, SIGKILL after the timeout.
+func (p *process) stop() error {
+	p.requested.Store(true)
+	p.once.Do(func() {
+		close(p.stopping)
+		start := time.Now()
+		if !p.hasExited() {
+			_ = syscall.Kill(-p.pgid, syscall.SIGTERM)
+			select {
+			case <-p.exited:
+			case <-time.After(p.stopTimeout):
+				_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+				<-p.exited
+				p.stopErr = fmt.Errorf("stop mariadbd: still running %v after SIGTERM, killed", p.stopTimeout)
+			}
+			fmt.Fprintf(p.log, "mariadb stopped in %v\n", time.Since(start).Round(time.Millisecond))
+		}
+		// Anything else left in the group (there should be nothing) goes too.
+		_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+	})
+	return p.stopErr
+}
+
+// pickSocket puts the socket in the run dir, or in a short directory under
+// /tmp when the run dir's path would not fit in sun_path.
+func (s *Server) pickSocket() error {
+	s.Socket = filepath.Join(s.Dir, "mysqld.sock")
+	if len(s.Socket) <= maxSunPath {
+		return nil
+	}
+	d, err := os.MkdirTemp("/tmp", "ppmy-")
+	if err != nil {
+		return err
+	}
+	s.sockDir = d
+	s.Socket = filepath.Join(d, "mysqld.sock")
+	return nil
+}
+
+func (s *Server) removeSockDir() {
+	if s.sockDir != "" {
+		os.RemoveAll(s.sockDir)
+		s.sockDir = ""
+	}
+}
+
+// logTail is the end of the server's error log, for error messages: its
+// errors and warnings when it has any, else its last lines.
+func (s *Server) logTail() string {
+	t := tail(s.ErrorLog, 40)
+	var keep []string
+	for _, l := range strings.Split(t, "\n") {
+		if !strings.Contains(l, "[Note]") {
+			keep = append(keep, l)
+		}
+	}
+	if len(keep) == 0 {
+		return tail(s.ErrorLog, 12)
+	}
+	if len(keep) > 12 {
+		keep = keep[len(keep)-12:]
+	}
+	return strings.Join(keep, "\n")
+}
+
+// initSQL runs at every server start with full privileges: it creates the
+// test user (again) with the current password. The tests create users,
+// grant, create databases and set globals, hence the global grant.
+func initSQL(user, password string) string {
+	var b strings.Builder
+	for _, host := range []string{"localhost", "127.0.0.1"} {
+		acct := fmt.Sprintf("'%s'@'%s'", user, host)
+		fmt.Fprintf(&b, "CREATE USER IF NOT EXISTS %s IDENTIFIED BY '%s';\n", acct, password)
+		fmt.Fprintf(&b, "ALTER USER %s IDENTIFIED BY '%s';\n", acct, password)
+		fmt.Fprintf(&b, "GRANT ALL PRIVILEGES ON *.* TO %s WITH GRANT OPTION;\n", acct)
+	}
+	return b.String()
+}
+
+func (s *Server) clientConfig() string {
+	return fmt.Sprintf("[client]\nuser=%s\npassword=%s\nsocket=%s\nprotocol=socket\n", s.User, s.Password, s.Socket)
+}
+
+// installOnce runs mariadb-install-db unless the datadir already holds the
+// system tables. A failed install leaves no datadir behind.
+func installOnce(ctx context.Context, installDB, dir, osUser string, log io.Writer) error {
+	data := filepath.Join(dir, "data")
+	if _, err := os.Stat(filepath.Join(data, "mysql", "user.frm")); err == nil {
+		return nil
+	} else if _, err := os.Stat(filepath.Join(data, "mysql", "global_priv.frm")); err == nil {
+		return nil
+	}
+	os.RemoveAll(data)
+	logPath := filepath.Join(dir, "install.log")
+	f, err := os.Create(logPath)
+	if err != nil {
+		return fmt.Errorf("install datadir: %w", err)
+	}
+	defer f.Close()
+	cmd := exec.CommandContext(ctx, installDB,
+		"--no-defaults",
+		"--datadir="+data,
+		"--user="+osUser,
+		"--skip-test-db",
+		"--auth-root-authentication-method=socket",
+	)
+	cmd.Stdout = f
+	cmd.Stderr = f
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 5 * time.Second
+	fmt.Fprintf(log, "mariadb: %s\n", strings.Join(cmd.Args, " "))
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		os.RemoveAll(data)
+		return fmt.Errorf("install datadir: %s: %w; %s:\n%s", installDB, err, logPath, tail(logPath, 20))
+	}
+	fmt.Fprintf(log, "mariadb: datadir installed in %v\n", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// lookTool resolves a program: the name given, else name in PATH, else in
+// the sbin directories a non-root PATH often lacks.
+func lookTool(given, name string) (string, error) {
+	if given != "" {
+		return exec.LookPath(given)
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	for _, d := range []string{"/usr/sbin", "/usr/bin", "/usr/local/sbin"} {
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("find %s: not in PATH nor /usr/sbin (install mariadb-server)", name)
+}
+
+// freePort asks the kernel for a free loopback port. It is released before
+// mariadbd binds it, so Start retries when someone else took it meanwhile.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("pick a port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// portTaken reports whether another process holds port, i.e. whether a
+// failed start may have been a lost race for it.
+func portTaken(port int) bool {
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		return true
+	}
+	l.Close()
+	return false
+}
+
+// handshake reads the server's initial handshake packet: protocol version
+// 10 means the server accepts connections.
+func handshake(host string, port int) error {
+	c, err := net.DialTimeout("tcp", net.JoinHostPort(host, strconv.Itoa(port)), time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	var hdr [5]byte
+	if _, err := io.ReadFull(c, hdr[:]); err != nil {
+		return err
+	}
+	if hdr[4] != 10 {
+		return fmt.Errorf("handshake: packet starts with %#x, want protocol 10", hdr[4])
+	}
+	return nil
+}
+
+func randomHex(n int) (string, error) {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// tail returns the last n lines of a file, or a note that it cannot be read.
+func tail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	lines := strings.Split(strings.TrimRight(string(bytes.TrimSpace(b)), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
