@@ -1,0 +1,341 @@
+// Package builders turns a php-src tree and a variant into a Build: the php
+// CLI, the unstripped object files the machine-code diff reads, the server
+// module the benchmark loads, and the logs. Builds use the official Docker
+// image's compiler flags, run through an Executor (this host, or a Docker
+// container), and are cached by what determines their output.
+package builders
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/patchproof/patchproof/pipeline/cachedir"
+)
+
+// Spec is what to build.
+type Spec struct {
+	Label    string // e.g. "PHP-8.2 base/nts", for logs
+	Source   string // the source tree (it is copied, never written)
+	TreeHash string // the git tree hash of Source: its identity
+	Variant  Variant
+	Profile  Profile
+	Jobs     int       // make -j
+	Log      io.Writer // the build log, streamed
+}
+
+// Build is a finished (or failed) build. It is part of results.json.
+type Build struct {
+	Label         string         `json:"label"`
+	Variant       Variant        `json:"variant"`
+	Profile       Profile        `json:"profile"`
+	Executor      string         `json:"executor"`
+	TreeHash      string         `json:"tree_hash"`
+	Key           string         `json:"cache_key"`
+	OK            bool           `json:"ok"`
+	Cached        bool           `json:"cached"`
+	Dir           string         `json:"dir"`
+	PHP           string         `json:"php,omitempty"`
+	Module        string         `json:"module,omitempty"` // libs/libphp.so for Apache
+	ConfigureLine string         `json:"configure_line"`
+	Compiler      string         `json:"compiler"`
+	PHPVersion    string         `json:"php_version,omitempty"` // php -v, first line
+	PHPModules    []string       `json:"php_modules,omitempty"` // php -m
+	DurationMS    int64          `json:"duration_ms"`
+	ConfigLog     string         `json:"config_log,omitempty"`
+	BuildLog      string         `json:"build_log,omitempty"`
+	Errors        []CompileError `json:"errors,omitempty"`
+	Failure       string         `json:"failure,omitempty"`
+}
+
+// CompileError is one compiler error, with its place in the source tree.
+type CompileError struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Column  int    `json:"column,omitempty"`
+	Message string `json:"message"`
+}
+
+// ErrBuildFailed is wrapped by the error of a build whose commands ran and
+// failed (configure, make, or a wrong result): a finding about the tree, not
+// an infrastructure failure.
+var ErrBuildFailed = errors.New("build failed")
+
+// Builder builds specs through an executor into a cache.
+type Builder struct {
+	Exec     Executor
+	CacheDir string // builds land in CacheDir/builds/KEY, ccache in CacheDir/ccache
+	Apxs     string // apxs2 for ZTS builds of the Apache module; "" for none
+	CCache   bool   // compile through ccache
+}
+
+// Key is the build cache key: everything that decides a build's output.
+func (b *Builder) Key(ctx context.Context, s Spec) (string, []string, error) {
+	args, err := ConfigureArgs(s.Profile, s.Variant, b.apxsFor(s.Variant))
+	if err != nil {
+		return "", nil, err
+	}
+	id, err := b.Exec.ID(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "patchproof build v1\ntree %s\nvariant %s\nprofile %s\nflags %q\nconfigure %q\nexecutor %s\n",
+		s.TreeHash, s.Variant, s.Profile, Env(), args, id)
+	return hex.EncodeToString(h.Sum(nil))[:24], args, nil
+}
+
+func (b *Builder) apxsFor(v Variant) string {
+	if v == ZTS {
+		return b.Apxs
+	}
+	return ""
+}
+
+// Build returns the cached build of s, or builds it. A build whose commands
+// fail returns a Build with OK false and an error wrapping ErrBuildFailed;
+// any other error means it could not be attempted.
+func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
+	if s.Log == nil {
+		s.Log = io.Discard
+	}
+	if s.TreeHash == "" {
+		return nil, fmt.Errorf("build %s: no tree hash", s.Label)
+	}
+	key, args, err := b.Key(ctx, s)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", s.Label, err)
+	}
+	root := filepath.Join(b.CacheDir, "builds")
+	dir := filepath.Join(root, key)
+	unlock, err := cachedir.Lock(dir + ".lock")
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", s.Label, err)
+	}
+	defer unlock()
+	if cached, err := readBuild(dir); err == nil {
+		cached.Label, cached.Cached = s.Label, true
+		fmt.Fprintf(s.Log, "cached build %s in %s\n", key, dir)
+		return cached, nil
+	}
+
+	start := time.Now()
+	tmp, err := os.MkdirTemp(root, key+".tmp-")
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", s.Label, err)
+	}
+	defer os.RemoveAll(tmp)
+	res := &Build{
+		Label: s.Label, Variant: s.Variant, Profile: s.Profile, Executor: b.Exec.String(),
+		TreeHash: s.TreeHash, Key: key, ConfigureLine: ConfigureLine(args),
+	}
+	res.Compiler, _ = b.Exec.ID(ctx)
+	fail := func(step string, runErr error) (*Build, error) {
+		res.DurationMS = time.Since(start).Milliseconds()
+		res.Failure = step + ": " + runErr.Error()
+		return res, fmt.Errorf("build %s: %s: %w", s.Label, res.Failure, ErrBuildFailed)
+	}
+
+	if err := copyTree(s.Source, tmp); err != nil {
+		return nil, fmt.Errorf("build %s: copy source: %w", s.Label, err)
+	}
+	var env []string
+	env = append(env, Env()...)
+	if b.CCache {
+		env = append(env, "CC=ccache gcc", "CCACHE_DIR="+filepath.Join(b.CacheDir, "ccache"),
+			"CCACHE_BASEDIR="+tmp, "CCACHE_NOHASHDIR=1")
+	}
+	logFile, err := os.Create(filepath.Join(tmp, "patchproof-build.log"))
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", s.Label, err)
+	}
+	defer logFile.Close()
+	log := &errorScanner{w: io.MultiWriter(logFile, s.Log), root: tmp}
+	run := func(step string, argv ...string) (runErr, execErr error) {
+		fmt.Fprintf(s.Log, "\n### %s: %s\n", step, strings.Join(argv, " "))
+		return b.Exec.Exec(ctx, Cmd{Dir: tmp, Args: argv, Env: env, Output: log})
+	}
+	if _, err := os.Stat(filepath.Join(tmp, "configure")); err != nil {
+		if runErr, execErr := run("buildconf", "./buildconf", "--force"); execErr != nil {
+			return nil, fmt.Errorf("build %s: %w", s.Label, execErr)
+		} else if runErr != nil {
+			return fail("buildconf", runErr)
+		}
+	}
+	runErr, execErr := run("configure", append([]string{"./configure"}, args...)...)
+	if execErr != nil {
+		return nil, fmt.Errorf("build %s: %w", s.Label, execErr)
+	}
+	res.ConfigLog = filepath.Join(dir, "config.log")
+	if runErr != nil {
+		return fail("configure", runErr)
+	}
+	jobs := max(1, s.Jobs)
+	runErr, execErr = run("make", "make", "-j"+strconv.Itoa(jobs))
+	if execErr != nil {
+		return nil, fmt.Errorf("build %s: %w", s.Label, execErr)
+	}
+	if runErr != nil {
+		res.Errors = log.errors
+		return fail("make", runErr)
+	}
+
+	// The result must be what was asked for.
+	php := filepath.Join(tmp, "sapi/cli/php")
+	var out bytes.Buffer
+	if runErr, execErr := b.Exec.Exec(ctx, Cmd{Dir: tmp, Args: []string{php, "-n", "-v"}, Output: &out}); execErr != nil {
+		return nil, fmt.Errorf("build %s: %w", s.Label, execErr)
+	} else if runErr != nil {
+		return fail("php -v", runErr)
+	}
+	res.PHPVersion, _, _ = cutLine(out.String())
+	want := "(NTS)"
+	if s.Variant == ZTS {
+		want = "(ZTS)"
+	}
+	if !strings.Contains(res.PHPVersion, want) {
+		return fail("php -v", fmt.Errorf("%q is not %s", res.PHPVersion, want))
+	}
+	out.Reset()
+	if runErr, execErr := b.Exec.Exec(ctx, Cmd{Dir: tmp, Args: []string{php, "-n", "-m"}, Output: &out}); execErr != nil {
+		return nil, fmt.Errorf("build %s: %w", s.Label, execErr)
+	} else if runErr != nil {
+		return fail("php -m", runErr)
+	}
+	res.PHPModules = parseModules(out.String())
+	for _, m := range []string{"mysqlnd", "mysqli", "PDO", "pdo_mysql"} {
+		if !contains(res.PHPModules, m) {
+			return fail("php -m", fmt.Errorf("module %s missing", m))
+		}
+	}
+
+	res.OK = true
+	res.Dir = dir
+	res.PHP = filepath.Join(dir, "sapi/cli/php")
+	if mod := filepath.Join(tmp, "libs/libphp.so"); fileExists(mod) {
+		res.Module = filepath.Join(dir, "libs/libphp.so")
+	}
+	res.BuildLog = filepath.Join(dir, "patchproof-build.log")
+	res.DurationMS = time.Since(start).Milliseconds()
+	if err := writeBuild(tmp, res); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return nil, fmt.Errorf("build %s: %w", s.Label, err)
+	}
+	return res, nil
+}
+
+const buildFile = "patchproof-build.json"
+
+func readBuild(dir string) (*Build, error) {
+	data, err := os.ReadFile(filepath.Join(dir, buildFile))
+	if err != nil {
+		return nil, err
+	}
+	var b Build
+	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, err
+	}
+	if !b.OK || !fileExists(b.PHP) {
+		return nil, errors.New("incomplete cached build")
+	}
+	return &b, nil
+}
+
+func writeBuild(dir string, b *Build) error {
+	data, err := json.MarshalIndent(b, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, buildFile), data, 0o644)
+}
+
+func parseModules(out string) []string {
+	var mods []string
+	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" || strings.HasPrefix(l, "[") {
+			continue
+		}
+		mods = append(mods, l)
+	}
+	return mods
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// copyTree copies a source tree with cp -a, which keeps modes, times and
+// symlinks (configure and make compare timestamps).
+func copyTree(src, dst string) error {
+	out, err := exec.Command("cp", "-a", src+"/.", dst).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("cp -a %s %s: %v: %s", src, dst, err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// compilerError matches gcc's "file:line:col: error: message".
+var compilerError = regexp.MustCompile(`^(\S+?):(\d+):(?:(\d+):)? (?:fatal )?error: (.*)$`)
+
+// errorScanner passes the build's output through and keeps the first
+// compiler errors, with paths made relative to the source tree.
+type errorScanner struct {
+	w       io.Writer
+	root    string
+	partial []byte
+	errors  []CompileError
+}
+
+const maxErrors = 10
+
+func (e *errorScanner) Write(p []byte) (int, error) {
+	e.partial = append(e.partial, p...)
+	for {
+		i := bytes.IndexByte(e.partial, '\n')
+		if i < 0 {
+			break
+		}
+		e.scan(string(e.partial[:i]))
+		e.partial = e.partial[i+1:]
+	}
+	return e.w.Write(p)
+}
+
+func (e *errorScanner) scan(line string) {
+	if len(e.errors) >= maxErrors {
+		return
+	}
+	m := compilerError.FindStringSubmatch(line)
+	if m == nil {
+		return
+	}
+	file := strings.TrimPrefix(strings.TrimPrefix(m[1], e.root), "/")
+	ln, _ := strconv.Atoi(m[2])
+	col, _ := strconv.Atoi(m[3])
+	e.errors = append(e.errors, CompileError{File: file, Line: ln, Column: col, Message: m[4]})
+}

@@ -1,0 +1,106 @@
+package builders
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// Cmd is a command for an Executor.
+type Cmd struct {
+	Dir    string   // working directory (a path both sides see)
+	Args   []string // program and arguments
+	Env    []string // added to the executor's base environment
+	Output io.Writer
+}
+
+// An Executor runs build commands somewhere: on this host, or in a
+// container. Exec returns two errors, as x/build's buildlet does: runErr is
+// non-nil when the command ran and failed (exit status), execErr when it
+// could not be run at all (no such program, the Docker engine is gone). A
+// build that fails is a finding; an executor that fails is infrastructure.
+type Executor interface {
+	Exec(ctx context.Context, c Cmd) (runErr, execErr error)
+	// ID names the executor and its environment for the build cache key:
+	// the compiler's version on a host, the image ID in Docker.
+	ID(ctx context.Context) (string, error)
+	String() string
+}
+
+// ExitError is a runErr: the command ran and exited non-zero.
+type ExitError struct {
+	Args []string
+	Code int
+}
+
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("%s exited with status %d", e.Args[0], e.Code)
+}
+
+// Host runs commands on this machine, each in its own process group:
+// cancelling the context kills the whole tree (make, its compilers, ...).
+type Host struct {
+	Env []string // base environment; nil means the process's own
+}
+
+var _ Executor = (*Host)(nil)
+
+func (h *Host) String() string { return "host" }
+
+// Exec runs c.
+func (h *Host) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
+	cmd := exec.CommandContext(ctx, c.Args[0], c.Args[1:]...)
+	cmd.Dir = c.Dir
+	if h.Env != nil {
+		cmd.Env = append(append([]string{}, h.Env...), c.Env...)
+	} else {
+		cmd.Env = append(cmd.Environ(), c.Env...)
+	}
+	cmd.Stdout, cmd.Stderr = c.Output, c.Output
+	KillGroupOnCancel(cmd)
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return nil, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, &ee):
+		return &ExitError{Args: c.Args, Code: ee.ExitCode()}, nil
+	}
+	return nil, fmt.Errorf("run %s: %w", c.Args[0], err)
+}
+
+// ID is the host's compiler.
+func (h *Host) ID(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, "gcc", "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("gcc --version: %w", err)
+	}
+	line, _, _ := cutLine(string(out))
+	return "host/" + line, nil
+}
+
+// KillGroupOnCancel makes cmd the leader of a new process group and, when
+// its context is cancelled, kills the group, then waits at most a few
+// seconds for the output pipes to close.
+func KillGroupOnCancel(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	cmd.WaitDelay = 5 * time.Second
+}
+
+func cutLine(s string) (string, string, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i], s[i+1:], true
+		}
+	}
+	return s, "", false
+}

@@ -1,0 +1,94 @@
+package builders
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The official image's compiler flags (docker-library/php), exported as
+// CFLAGS, CPPFLAGS and LDFLAGS before configure.
+const (
+	OfficialCFLAGS   = "-fstack-protector-strong -fpic -fpie -O2 -D_LARGEFILE_SOURCE -D_FILE_OFFSET_BITS=64"
+	OfficialCPPFLAGS = OfficialCFLAGS
+	OfficialLDFLAGS  = "-Wl,-O1 -pie"
+)
+
+// Variant is a thread-safety variant of PHP.
+type Variant string
+
+const (
+	NTS Variant = "nts"
+	ZTS Variant = "zts"
+)
+
+// Profile is a set of configure options.
+type Profile string
+
+const (
+	// ProfileMySQL builds only what the checks need: the CLI, mysqlnd,
+	// mysqli, PDO and pdo_mysql, plus for ZTS on a host the Apache module
+	// the benchmark loads.
+	ProfileMySQL Profile = "mysql"
+	// ProfileOfficial is docker-library's configure line plus mysqli and
+	// pdo_mysql, for fidelity runs. It needs the image's -dev packages.
+	ProfileOfficial Profile = "official"
+)
+
+// Env returns the compiler flags as environment assignments.
+func Env() []string {
+	return []string{"CFLAGS=" + OfficialCFLAGS, "CPPFLAGS=" + OfficialCPPFLAGS, "LDFLAGS=" + OfficialLDFLAGS}
+}
+
+// ConfigureArgs returns configure's arguments for a profile and variant.
+// apxs is the path of apxs2 for a ZTS build with the Apache module ("" for
+// none: PHP builds one shared SAPI at a time, and --with-apxs2 excludes
+// --enable-embed).
+func ConfigureArgs(p Profile, v Variant, apxs string) ([]string, error) {
+	var args []string
+	switch p {
+	case ProfileMySQL:
+		args = []string{
+			"--disable-all", "--enable-mysqlnd", "--with-mysqli", "--enable-pdo", "--with-pdo-mysql",
+			"--disable-cgi", "--disable-phpdbg",
+		}
+	case ProfileOfficial:
+		// docker-library/php 8.x (bookworm) configure line.
+		args = []string{
+			"--with-config-file-path=/usr/local/etc/php", "--with-config-file-scan-dir=/usr/local/etc/php/conf.d",
+			"--enable-option-checking=fatal", "--with-mhash", "--with-pic", "--enable-ftp", "--enable-mbstring",
+			"--enable-mysqlnd", "--with-password-argon2", "--with-sodium=shared", "--with-pdo-sqlite=/usr",
+			"--with-sqlite3=/usr", "--with-curl", "--with-iconv", "--with-openssl", "--with-readline", "--with-zlib",
+			"--disable-phpdbg", "--with-pear", "--with-libdir=lib/x86_64-linux-gnu", "--disable-cgi",
+			"--with-mysqli", "--with-pdo-mysql",
+		}
+		if apxs == "" {
+			args = append(args, "--enable-embed")
+		}
+	default:
+		return nil, fmt.Errorf("unknown profile %q", p)
+	}
+	// The official images have no valgrind headers; configure would pick up
+	// the host's and change Zend's allocator code.
+	args = append(args, "--without-valgrind")
+	switch v {
+	case NTS:
+	case ZTS:
+		args = append(args, "--enable-zts", "--disable-zend-signals")
+		if apxs != "" {
+			args = append(args, "--with-apxs2="+apxs)
+		}
+	default:
+		return nil, fmt.Errorf("unknown variant %q", v)
+	}
+	return args, nil
+}
+
+// ConfigureLine renders configure's command line as a person would type it.
+func ConfigureLine(args []string) string {
+	var words []string
+	for _, e := range Env() {
+		k, v, _ := strings.Cut(e, "=")
+		words = append(words, k+"='"+v+"'")
+	}
+	return strings.Join(append(append(words, "./configure"), args...), " ")
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/patchproof/patchproof/pipeline"
+)
+
+const usage = `patchproof validates a php-src change before it lands.
+
+Usage:
+  patchproof run [--pr N | --repo URL|PATH --base REF --head REF] [flags]
+  patchproof codediff [--json] [--objects GLOB] BASE HEAD
+  patchproof report [--merge results.json...] [--post] [--dry-run]
+  patchproof doctor [--builder host|docker]
+
+Run 'patchproof COMMAND -h' for the flags of a command.
+`
+
+// patchproof is the whole program: main only wires signals and exit codes.
+func patchproof(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return usageErrorf("no command given")
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run":
+		return runCmd(ctx, stdout, stderr, rest)
+	case "codediff":
+		return codediffCmd(ctx, stdout, stderr, rest)
+	case "report":
+		return reportCmd(ctx, stdout, stderr, rest)
+	case "doctor":
+		return doctorCmd(ctx, stdout, stderr, rest)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return usageErrorf("unknown command %q", cmd)
+}
+
+// usageError marks bad input on the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usageErrorf(format string, a ...any) error {
+	return &usageError{fmt.Sprintf(format, a...)}
+}
+
+// newFlagSet returns a FlagSet whose parse errors become usage errors and
+// whose help goes to stderr.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("patchproof "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return &usageError{err.Error()}
+	}
+	return nil
+}
+
+var errHelp = errors.New("help requested")
+
+// exitCode maps an error to patchproof's exit statuses and prints it:
+// 0 all checks passed, 1 a check failed, 2 patchproof could not run.
+func exitCode(stderr io.Writer, err error) int {
+	var ue *usageError
+	switch {
+	case err == nil, errors.Is(err, errHelp):
+		return 0
+	case errors.Is(err, pipeline.ErrCheckFailed):
+		fmt.Fprintf(stderr, "patchproof: %v\n", err)
+		return 1
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "patchproof: %v\n", oneLine(err))
+		return 2
+	default:
+		fmt.Fprintf(stderr, "patchproof: %v\n", oneLine(err))
+		return 2
+	}
+}
+
+func oneLine(err error) string {
+	return strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/patchproof/patchproof/pipeline"
+)
+
+func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := newFlagSet("run", stderr)
+	var cfg pipeline.Config
+	var variants, stages, backportTo string
+	backports := backportFlag{}
+	fs.IntVar(&cfg.PR, "pr", 0, "validate pull request `N` of --repo (default "+pipeline.DefaultRepo+")")
+	fs.StringVar(&cfg.Repo, "repo", "", "repository `URL|PATH` (default: the bundled demo)")
+	fs.StringVar(&cfg.Base, "base", "", "base branch or `REF`")
+	fs.StringVar(&cfg.Head, "head", "", "head `REF` (with --pr: refs/pull/N/head)")
+	fs.StringVar(&backportTo, "backport-to", "", "apply the change to these `BRANCHES` too (comma-separated)")
+	fs.Var(backports, "backport", "an explicit backport `BRANCH=REF` (repeatable)")
+	fs.StringVar(&variants, "variants", "nts,zts", "thread-safety `VARIANTS` to build")
+	fs.StringVar(&cfg.Builder, "builder", "host", "where to build: host or docker")
+	fs.StringVar(&cfg.Profile, "profile", "mysql", "configure profile: mysql or official")
+	fs.StringVar(&stages, "stages", "", "run only these `STAGES` ("+strings.Join(pipeline.StageNames, ",")+")")
+	fs.IntVar(&cfg.Jobs, "jobs", 0, "concurrent builds and test runs (default: CPUs/2)")
+	fs.StringVar(&cfg.Out, "out", "patchproof-out", "run `DIR`: results.json, summary.md, logs, trees")
+	fs.StringVar(&cfg.Cache, "cache", "", "cache `DIR`: mirrors, demo, builds (default ~/.cache/patchproof)")
+	fs.BoolVar(&cfg.ExpectNTSNoop, "expect-nts-noop", true, "fail when any NTS machine code changes")
+	fs.StringVar(&cfg.Objects, "objects", "ext/mysqlnd/*.o", "object files to compare, a `GLOB` relative to a build")
+	fs.BoolVar(&cfg.Post, "post", false, "post the summary comment and commit status on the PR")
+	fs.BoolVar(&cfg.DryRun, "dry-run", false, "with --post: print what would be posted")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("run: unexpected argument %q", fs.Arg(0))
+	}
+	cfg.Variants = splitList(variants)
+	cfg.Stages = splitList(stages)
+	cfg.BackportTo = splitList(backportTo)
+	cfg.Backports = backports
+	cfg.Stdout, cfg.Stderr = stdout, stderr
+	res, err := pipeline.Execute(ctx, cfg)
+	if res != nil {
+		fmt.Fprintf(stdout, "results: %s/results.json\n", cfg.Out)
+	}
+	return err
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// backportFlag collects --backport BRANCH=REF.
+type backportFlag map[string]string
+
+var _ flag.Value = backportFlag{}
+
+func (b backportFlag) String() string { return "" }
+
+func (b backportFlag) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" || v == "" {
+		return fmt.Errorf("want BRANCH=REF, got %q", s)
+	}
+	b[k] = v
+	return nil
+}

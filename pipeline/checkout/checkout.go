@@ -1,0 +1,299 @@
+// Package checkout gets php-src commits onto disk with go-git.
+//
+// A remote URL is fetched into one reusable bare mirror per remote under the
+// cache directory, fetching only the refs a run needs (a branch, a tag,
+// refs/pull/N/head). A local repository path is used in place: it is its own
+// mirror. A commit is exported as a plain tree (no .git) into the run
+// directory. New mirrors land by rename, and every use of a mirror holds an
+// exclusive lock on it, so concurrent runs and killed runs leave the cache
+// consistent.
+package checkout
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+
+	"github.com/patchproof/patchproof/pipeline/cachedir"
+)
+
+// ErrNotFound is wrapped by errors about a ref, PR, path or remote that does
+// not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrNotPHPSrc is wrapped when a commit's tree is not a php-src tree.
+var ErrNotPHPSrc = errors.New("not a php-src tree (no main/php_version.h or ext/mysqlnd)")
+
+// Repo is a repository opened for one run: a mirror of a remote, or a local
+// repository. Close releases its lock.
+type Repo struct {
+	Remote string // as given: URL or path
+	Path   string // the repository on disk
+	Mirror bool   // Path is a mirror in the cache
+
+	repo   *git.Repository
+	unlock func()
+}
+
+// Open opens remote for reading, fetching refs into its mirror first when
+// remote is a URL. refs are names as the user gives them: a branch
+// ("PHP-8.4"), a tag, "pull/123/head" or a full "refs/..." name. cacheDir
+// holds the mirrors. Progress of a fetch goes to log.
+func Open(ctx context.Context, remote, cacheDir string, refs []string, log io.Writer) (*Repo, error) {
+	if isURL(remote) {
+		return openMirror(ctx, remote, cacheDir, refs, log)
+	}
+	return openLocal(remote)
+}
+
+func isURL(s string) bool {
+	if strings.HasPrefix(s, "git@") {
+		return true
+	}
+	u, err := url.Parse(s)
+	return err == nil && u.Scheme != "" && u.Host != "" || strings.HasPrefix(s, "file://")
+}
+
+func openLocal(path string) (*Repo, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open repository %s: %w", path, err)
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return nil, fmt.Errorf("open repository %s: %w", path, ErrNotFound)
+	}
+	// A local repository is only read, never written: it needs no lock.
+	r, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	if err != nil {
+		return nil, fmt.Errorf("open repository %s: not a git repository: %w", path, ErrNotFound)
+	}
+	return &Repo{Remote: path, Path: abs, repo: r}, nil
+}
+
+// Close releases the repository's lock.
+func (r *Repo) Close() error {
+	if r.unlock != nil {
+		r.unlock()
+		r.unlock = nil
+	}
+	return nil
+}
+
+// Git returns the underlying go-git repository.
+func (r *Repo) Git() *git.Repository { return r.repo }
+
+// Resolve returns the commit a ref names. Branch names are tried before tags,
+// then "refs/<ref>", then a full or abbreviated commit hash.
+func (r *Repo) Resolve(ref string) (plumbing.Hash, error) {
+	for _, name := range candidates(ref) {
+		if h, err := r.repo.ResolveRevision(plumbing.Revision(name)); err == nil {
+			if c, err := r.repo.CommitObject(*h); err == nil {
+				return c.Hash, nil
+			}
+			// An annotated tag: peel it.
+			if t, err := r.repo.TagObject(*h); err == nil {
+				if c, err := t.Commit(); err == nil {
+					return c.Hash, nil
+				}
+			}
+		}
+	}
+	return plumbing.ZeroHash, fmt.Errorf("resolve %s in %s: %w", ref, r.Remote, ErrNotFound)
+}
+
+func candidates(ref string) []string {
+	if strings.HasPrefix(ref, "refs/") {
+		return []string{ref}
+	}
+	return []string{"refs/heads/" + ref, "refs/remotes/origin/" + ref, "refs/tags/" + ref, "refs/" + ref, ref}
+}
+
+// MergeBase returns the best common ancestor of a and b.
+func (r *Repo) MergeBase(a, b plumbing.Hash) (plumbing.Hash, error) {
+	ca, err := r.repo.CommitObject(a)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("merge-base: commit %s: %w", a, err)
+	}
+	cb, err := r.repo.CommitObject(b)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("merge-base: commit %s: %w", b, err)
+	}
+	bases, err := ca.MergeBase(cb)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("merge-base of %s and %s: %w", a, b, err)
+	}
+	if len(bases) == 0 {
+		return plumbing.ZeroHash, fmt.Errorf("merge-base of %s and %s: no common ancestor", short(a), short(b))
+	}
+	return bases[0].Hash, nil
+}
+
+// Commit returns a commit object.
+func (r *Repo) Commit(h plumbing.Hash) (*object.Commit, error) { return r.repo.CommitObject(h) }
+
+// TreeHash returns the hash of a commit's root tree: the identity of the
+// source a build compiles.
+func (r *Repo) TreeHash(commit plumbing.Hash) (plumbing.Hash, error) {
+	c, err := r.repo.CommitObject(commit)
+	if err != nil {
+		return plumbing.ZeroHash, fmt.Errorf("commit %s: %w", commit, err)
+	}
+	return c.TreeHash, nil
+}
+
+// CheckPHPSrc tells whether commit's tree looks like php-src.
+func (r *Repo) CheckPHPSrc(commit plumbing.Hash) error {
+	c, err := r.repo.CommitObject(commit)
+	if err != nil {
+		return fmt.Errorf("commit %s: %w", commit, err)
+	}
+	t, err := c.Tree()
+	if err != nil {
+		return fmt.Errorf("tree of %s: %w", short(commit), err)
+	}
+	if _, err := t.File("main/php_version.h"); err != nil {
+		return fmt.Errorf("commit %s of %s: %w", short(commit), r.Remote, ErrNotPHPSrc)
+	}
+	if _, err := t.Tree("ext/mysqlnd"); err != nil {
+		return fmt.Errorf("commit %s of %s: %w", short(commit), r.Remote, ErrNotPHPSrc)
+	}
+	return nil
+}
+
+func short(h plumbing.Hash) string { return h.String()[:12] }
+
+// --- mirrors -----------------------------------------------------------------
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+// MirrorPath is where a remote's mirror lives under cacheDir.
+func MirrorPath(cacheDir, remote string) string {
+	name := strings.TrimSuffix(remote, ".git")
+	if u, err := url.Parse(name); err == nil && u.Host != "" {
+		name = u.Host + u.Path
+	}
+	name = strings.Trim(unsafeName.ReplaceAllString(name, "_"), "_")
+	return filepath.Join(cacheDir, "mirrors", name+".git")
+}
+
+func openMirror(ctx context.Context, remote, cacheDir string, refs []string, log io.Writer) (*Repo, error) {
+	path := MirrorPath(cacheDir, remote)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("cache dir %s: %w", cacheDir, err)
+	}
+	unlock, err := cachedir.Lock(path + ".lock")
+	if err != nil {
+		return nil, fmt.Errorf("lock mirror %s: %w", path, err)
+	}
+	r, err := git.PlainOpen(path)
+	if err != nil {
+		// Missing, or left half-made by a killed run before its rename:
+		// build it afresh beside, then rename into place.
+		fmt.Fprintf(log, "creating mirror of %s in %s\n", remote, path)
+		r, err = createMirror(ctx, path, remote, refs, log)
+		if err != nil {
+			unlock()
+			return nil, err
+		}
+	} else if err := fetch(ctx, r, remote, refs, log); err != nil {
+		unlock()
+		return nil, err
+	}
+	return &Repo{Remote: remote, Path: path, Mirror: true, repo: r, unlock: unlock}, nil
+}
+
+func createMirror(ctx context.Context, path, remote string, refs []string, log io.Writer) (*git.Repository, error) {
+	if err := os.RemoveAll(path); err != nil {
+		return nil, fmt.Errorf("remove broken mirror %s: %w", path, err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(path), filepath.Base(path)+".tmp-")
+	if err != nil {
+		return nil, fmt.Errorf("create mirror: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	r, err := git.PlainInit(tmp, true)
+	if err != nil {
+		return nil, fmt.Errorf("create mirror: %w", err)
+	}
+	if _, err := r.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{remote}}); err != nil {
+		return nil, fmt.Errorf("create mirror: %w", err)
+	}
+	if err := fetch(ctx, r, remote, refs, log); err != nil {
+		return nil, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return nil, fmt.Errorf("create mirror: %w", err)
+	}
+	return git.PlainOpen(path)
+}
+
+// fetch brings refs into the mirror, each to the same name: refs/heads/X for
+// a branch, refs/tags/X, refs/pull/N/head. A name that is neither is tried as
+// a branch, then as a tag.
+func fetch(ctx context.Context, r *git.Repository, remote string, refs []string, log io.Writer) error {
+	for _, ref := range refs {
+		if plumbing.IsHash(ref) {
+			continue // a commit: it must be reachable from another ref
+		}
+		var specs []string
+		switch {
+		case strings.HasPrefix(ref, "refs/"):
+			specs = []string{"+" + ref + ":" + ref}
+		case prRef.MatchString(ref):
+			specs = []string{"+refs/" + ref + ":refs/" + ref}
+		default:
+			specs = []string{"+refs/heads/" + ref + ":refs/heads/" + ref, "+refs/tags/" + ref + ":refs/tags/" + ref}
+		}
+		var last error
+		for _, spec := range specs {
+			fmt.Fprintf(log, "fetch %s %s\n", remote, spec)
+			err := r.FetchContext(ctx, &git.FetchOptions{
+				RemoteURL: remote,
+				RefSpecs:  []config.RefSpec{config.RefSpec(spec)},
+				Tags:      git.NoTags,
+				Progress:  log,
+			})
+			if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
+				last = nil
+				break
+			}
+			last = err
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+		if last != nil {
+			return classifyFetchError(remote, ref, last)
+		}
+	}
+	return nil
+}
+
+var prRef = regexp.MustCompile(`^pull/[0-9]+/head$`)
+
+func classifyFetchError(remote, ref string, err error) error {
+	var noMatch git.NoMatchingRefSpecError
+	switch {
+	case errors.As(err, &noMatch):
+		return fmt.Errorf("fetch %s from %s: %w", ref, remote, ErrNotFound)
+	case errors.Is(err, transport.ErrRepositoryNotFound):
+		return fmt.Errorf("fetch from %s: repository %w", remote, ErrNotFound)
+	}
+	return fmt.Errorf("fetch %s from %s: %w", ref, remote, err)
+}
+
+// PRRef is the ref GitHub keeps a pull request's head at.
+func PRRef(n int) string { return "pull/" + strconv.Itoa(n) + "/head" }

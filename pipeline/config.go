@@ -1,0 +1,108 @@
+package pipeline
+
+import (
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strings"
+)
+
+// DefaultRepo is the repository --pr refers to.
+const DefaultRepo = "https://github.com/php/php-src"
+
+// StageNames lists the stages in the order they run.
+var StageNames = []string{"checkout", "build", "codediff", "tests", "bench", "report"}
+
+// Config is everything a run needs, built from flags by cmd/patchproof. The
+// zero value of every field but Out works; defaults live in setDefaults.
+type Config struct {
+	Repo string // URL or local path; "" with PR == 0 means the bundled demo
+	PR   int    // a pull request of Repo (default DefaultRepo)
+	Base string // base branch or ref; with PR, taken from GitHub when empty
+	Head string // head ref; with PR, refs/pull/N/head
+
+	BackportTo []string          // branches to apply the change to (PHP-8.4, ...)
+	Backports  map[string]string // branch -> an explicit backport ref
+
+	Variants []string // nts, zts
+	Builder  string   // host or docker
+	Profile  string   // mysql or official
+	Stages   []string // subset of StageNames; empty means all
+	Jobs     int      // concurrent builds and suite runs
+	Out      string   // run directory: results.json, logs, trees, builds
+	Cache    string   // mirrors, demo, build cache; default cachedir.Default()
+
+	ExpectNTSNoop bool   // changed NTS machine code fails the run
+	Objects       string // codediff object glob, relative to a build dir
+
+	Post   bool // post the PR comment and commit status
+	DryRun bool // print what would be posted instead
+
+	Stdout, Stderr io.Writer
+}
+
+func (c *Config) setDefaults() {
+	if len(c.Variants) == 0 {
+		c.Variants = []string{"nts", "zts"}
+	}
+	if c.Builder == "" {
+		c.Builder = "host"
+	}
+	if c.Profile == "" {
+		c.Profile = "mysql"
+	}
+	if c.Jobs <= 0 {
+		c.Jobs = max(1, runtime.NumCPU()/2)
+	}
+	if c.Objects == "" {
+		c.Objects = "ext/mysqlnd/*.o"
+	}
+	if c.PR > 0 && c.Repo == "" {
+		c.Repo = DefaultRepo
+	}
+	if c.Stdout == nil {
+		c.Stdout = io.Discard
+	}
+	if c.Stderr == nil {
+		c.Stderr = io.Discard
+	}
+}
+
+// Demo reports whether the run validates the bundled demo.
+func (c *Config) Demo() bool { return c.Repo == "" && c.PR == 0 }
+
+func (c *Config) wants(stage string) bool {
+	return len(c.Stages) == 0 || slices.Contains(c.Stages, stage)
+}
+
+// validate checks what can be checked before anything runs. Its errors are
+// *InputError.
+func (c *Config) validate() error {
+	for _, s := range c.Stages {
+		if !slices.Contains(StageNames, s) {
+			return &InputError{"--stages " + strings.Join(c.Stages, ","), fmt.Errorf("unknown stage %q (stages: %s)", s, strings.Join(StageNames, ","))}
+		}
+	}
+	for _, v := range c.Variants {
+		if v != "nts" && v != "zts" {
+			return &InputError{"--variants " + strings.Join(c.Variants, ","), fmt.Errorf("unknown variant %q (nts, zts)", v)}
+		}
+	}
+	if c.Builder != "host" && c.Builder != "docker" {
+		return &InputError{"--builder " + c.Builder, fmt.Errorf("unknown builder (host, docker)")}
+	}
+	if c.Profile != "mysql" && c.Profile != "official" {
+		return &InputError{"--profile " + c.Profile, fmt.Errorf("unknown profile (mysql, official)")}
+	}
+	if c.Out == "" {
+		return &InputError{"--out", fmt.Errorf("no output directory given")}
+	}
+	if c.PR < 0 {
+		return &InputError{fmt.Sprintf("--pr %d", c.PR), fmt.Errorf("not a pull request number")}
+	}
+	if !c.Demo() && c.PR == 0 && (c.Base == "" || c.Head == "") {
+		return &InputError{"--repo " + c.Repo, fmt.Errorf("--base and --head are needed with --repo")}
+	}
+	return nil
+}

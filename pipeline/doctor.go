@@ -1,0 +1,75 @@
+package pipeline
+
+import (
+	"os/exec"
+	"slices"
+	"sort"
+)
+
+// Requirement is a host tool a stage needs.
+type Requirement struct {
+	Stage    string `json:"stage"`
+	Tool     string `json:"tool"`    // a program looked up in PATH
+	Package  string `json:"package"` // the Debian package that has it
+	Why      string `json:"why"`
+	Optional bool   `json:"optional,omitempty"`
+	Found    string `json:"found,omitempty"` // its path, when found
+}
+
+// Requirements lists what each stage needs on this host for a builder.
+func Requirements(builder string) []Requirement {
+	reqs := []Requirement{
+		{Stage: "checkout", Tool: "", Package: "", Why: "go-git is built in; the demo downloads Debian's php8.2 source package once"},
+	}
+	switch builder {
+	case "docker":
+		reqs = append(reqs,
+			Requirement{Stage: "build", Tool: "dockerd", Package: "docker.io", Why: "the Docker engine the builds run in"},
+			Requirement{Stage: "build", Tool: "debootstrap", Package: "debootstrap", Why: "makes the Debian base image where no registry is reachable"},
+		)
+	default:
+		reqs = append(reqs,
+			Requirement{Stage: "build", Tool: "gcc", Package: "gcc", Why: "compiles PHP"},
+			Requirement{Stage: "build", Tool: "make", Package: "make", Why: "runs PHP's build"},
+			Requirement{Stage: "build", Tool: "pkg-config", Package: "pkg-config", Why: "configure finds libraries with it"},
+			Requirement{Stage: "build", Tool: "apxs2", Package: "apache2-dev", Why: "ZTS builds the Apache module the benchmark loads"},
+			Requirement{Stage: "build", Tool: "autoconf", Package: "autoconf", Why: "git checkouts have no configure: ./buildconf"},
+			Requirement{Stage: "build", Tool: "bison", Package: "bison", Why: "git checkouts generate their parsers"},
+			Requirement{Stage: "build", Tool: "re2c", Package: "re2c", Why: "git checkouts generate their scanners"},
+			Requirement{Stage: "build", Tool: "ccache", Package: "ccache", Why: "a head build after its base recompiles only what changed", Optional: true},
+		)
+	}
+	reqs = append(reqs,
+		Requirement{Stage: "tests", Tool: "mariadbd", Package: "mariadb-server", Why: "the MySQL-compatible server the suites run against"},
+		Requirement{Stage: "tests", Tool: "mariadb-install-db", Package: "mariadb-server", Why: "initialises the server's datadir"},
+		Requirement{Stage: "tests", Tool: "mariadb", Package: "mariadb-client", Why: "loads the benchmark's data and checks the server"},
+		Requirement{Stage: "bench", Tool: "apache2", Package: "apache2", Why: "mpm_event with 16 threads loads the ZTS module"},
+		Requirement{Stage: "bench", Tool: "wrk", Package: "wrk", Why: "the HTTP load"},
+		Requirement{Stage: "bench", Tool: "valgrind", Package: "valgrind", Why: "callgrind counts instructions per request"},
+		Requirement{Stage: "bench", Tool: "gcc", Package: "gcc", Why: "compiles the lock counter"},
+	)
+	for i := range reqs {
+		if reqs[i].Tool == "" {
+			continue
+		}
+		if p, err := exec.LookPath(reqs[i].Tool); err == nil {
+			reqs[i].Found = p
+		} else if p, err := exec.LookPath("/usr/sbin/" + reqs[i].Tool); err == nil {
+			reqs[i].Found = p
+		}
+	}
+	return reqs
+}
+
+// MissingPackages returns the sorted Debian packages of missing tools,
+// optional ones included.
+func MissingPackages(reqs []Requirement) []string {
+	var pkgs []string
+	for _, r := range reqs {
+		if r.Tool != "" && r.Found == "" && !slices.Contains(pkgs, r.Package) {
+			pkgs = append(pkgs, r.Package)
+		}
+	}
+	sort.Strings(pkgs)
+	return pkgs
+}

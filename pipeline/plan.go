@@ -1,0 +1,103 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/pipeline/checkout"
+	"github.com/patchproof/patchproof/pipeline/demo"
+)
+
+// Target is one thing to validate: a base commit and a head commit of a
+// repository. The PR itself is a target; each backport is another.
+type Target struct {
+	Name string // the base branch: master, PHP-8.4, ...
+	Repo *checkout.Repo
+
+	BaseRef, HeadRef string
+	BranchTip        plumbing.Hash // tip of the base ref
+	Base             plumbing.Hash // merge-base of Head and BranchTip
+	Head             plumbing.Hash
+
+	// Set by the checkout stage.
+	BaseTree, HeadTree string
+	// Set by the build stage, one per side and variant.
+	Builds []*builders.Build
+
+	Result *TargetResult
+}
+
+// plan resolves the run's targets: it opens (and fetches into the mirror)
+// the repository, resolves the refs, and finds the merge-base. Everything it
+// rejects is bad input: it runs before anything is written to the run
+// directory.
+func plan(ctx context.Context, cfg *Config, cache string, log io.Writer) ([]*Target, error) {
+	remote, base, head := cfg.Repo, cfg.Base, cfg.Head
+	if cfg.Demo() {
+		path, err := demo.Ensure(ctx, demo.Options{CacheDir: cache, Log: log})
+		if err != nil {
+			return nil, fmt.Errorf("prepare the demo: %w", err)
+		}
+		remote, base, head = path, demo.BaseBranch, demo.HeadBranch
+	}
+	if cfg.PR > 0 {
+		if head == "" {
+			head = checkout.PRRef(cfg.PR)
+		}
+		if base == "" {
+			return nil, &InputError{fmt.Sprintf("--pr %d", cfg.PR), errors.New("the base branch is unknown: give --base (GitHub is asked only with --post)")}
+		}
+	}
+	refs := []string{base, head}
+	refs = append(refs, cfg.BackportTo...)
+	repo, err := checkout.Open(ctx, remote, cache, refs, log)
+	if err != nil {
+		return nil, inputErr(remote, err)
+	}
+	t, err := resolveTarget(repo, base, head)
+	if err != nil {
+		repo.Close()
+		return nil, err
+	}
+	return []*Target{t}, nil
+}
+
+func resolveTarget(repo *checkout.Repo, baseRef, headRef string) (*Target, error) {
+	tip, err := repo.Resolve(baseRef)
+	if err != nil {
+		return nil, inputErr(baseRef, err)
+	}
+	head, err := repo.Resolve(headRef)
+	if err != nil {
+		return nil, inputErr(headRef, err)
+	}
+	for _, c := range []struct {
+		ref string
+		h   plumbing.Hash
+	}{{baseRef, tip}, {headRef, head}} {
+		if err := repo.CheckPHPSrc(c.h); err != nil {
+			return nil, inputErr(c.ref, err)
+		}
+	}
+	mb, err := repo.MergeBase(head, tip)
+	if err != nil {
+		return nil, inputErr(baseRef+"..."+headRef, err)
+	}
+	name := strings.TrimPrefix(strings.TrimPrefix(baseRef, "refs/heads/"), "origin/")
+	return &Target{Name: name, Repo: repo, BaseRef: baseRef, HeadRef: headRef, BranchTip: tip, Base: mb, Head: head}, nil
+}
+
+// inputErr marks errors about things the user named (refs, paths, remotes)
+// as input errors; others pass through.
+func inputErr(input string, err error) error {
+	if errors.Is(err, checkout.ErrNotFound) || errors.Is(err, checkout.ErrNotPHPSrc) {
+		return &InputError{Input: input, Err: err}
+	}
+	return err
+}

@@ -1,0 +1,284 @@
+// Package pipeline owns a patchproof run: the plan of targets (each a base and
+// a head commit), the ordered stages that check them, and the Result
+// (results.json) that every stage adds to. A failed stage does not stop the
+// others; each stage checks its own inputs, so a run always ends with a
+// report that says what passed, what failed and what could not run.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/patchproof/patchproof/pipeline/cachedir"
+)
+
+// Version is patchproof's version, shown in reports.
+var Version = "0.1.0"
+
+// Run is the state of one pipeline run, shared by its stages. Stages pass
+// data to each other through its typed fields.
+type Run struct {
+	Config   *Config
+	Dir      string    // the run directory (--out)
+	Cache    string    // the cache directory
+	Log      io.Writer // the current stage's log
+	Progress *Progress
+	Targets  []*Target
+	Result   *Result
+
+	mu   sync.Mutex
+	file *resultFile
+}
+
+// stageResult returns the Result entry of a stage, creating it.
+func (r *Run) stageResult(name string) *StageResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, s := range r.Result.Stages {
+		if s.Name == name {
+			return s
+		}
+	}
+	s := &StageResult{Name: name, Status: StatusSkipped}
+	r.Result.Stages = append(r.Result.Stages, s)
+	return s
+}
+
+// Warn records a warning of the current stage.
+func (r *Run) Warn(stage, format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	sr := r.stageResult(stage)
+	r.mu.Lock()
+	sr.Warnings = append(sr.Warnings, msg)
+	r.mu.Unlock()
+	fmt.Fprintf(r.Log, "warning: %s\n", msg)
+	r.Progress.Warn(msg)
+}
+
+// save writes results.json. A failure to write it is reported once on the
+// progress display; the run goes on.
+func (r *Run) save() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.file.update(nil); err != nil {
+		r.Progress.Warn(err.Error())
+	}
+}
+
+// Stages returns the pipeline's stages in order.
+func Stages() []Stage {
+	return []Stage{
+		checkoutStage{},
+		buildStage{},
+		notYet("codediff"),
+		notYet("tests"),
+		notYet("bench"),
+		notYet("report"),
+	}
+}
+
+// notYet is a stage that a later version of patchproof provides.
+type notYet string
+
+func (s notYet) String() string { return string(s) }
+func (s notYet) Run(context.Context, *Run) error {
+	return &SkipError{Reason: "not yet available", NotAvailable: true}
+}
+
+// Execute runs the pipeline. It returns nil when every check passed, an error
+// wrapping ErrCheckFailed when a check failed, and any other error when the
+// run could not be completed. Input errors are *InputError and are reported
+// before anything is written.
+func Execute(ctx context.Context, cfg Config) (*Result, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	cache := cfg.Cache
+	if cache == "" {
+		var err error
+		if cache, err = cachedir.Default(); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return nil, &InputError{"--cache " + cache, err}
+	}
+	// Bad input is found here, before the run directory is touched.
+	if err := checkOut(cfg.Out); err != nil {
+		return nil, err
+	}
+	progress := NewProgress(cfg.Stderr)
+	progress.StageStart("plan")
+	targets, err := plan(ctx, &cfg, cache, cfg.Stderr)
+	progress.StageEnd("plan", err)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		for _, t := range targets {
+			t.Repo.Close()
+		}
+	}()
+	out, err := prepareOut(cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{
+		Config:   &cfg,
+		Dir:      out,
+		Cache:    cache,
+		Log:      io.Discard,
+		Progress: progress,
+		Targets:  targets,
+		Result: &Result{
+			Tool:      "patchproof",
+			Version:   Version,
+			StartedAt: time.Now().UTC().Truncate(time.Second),
+			Status:    StatusRunning,
+			Settings:  settingsOf(&cfg),
+			Machine:   machine(),
+			RunURL:    actionsRunURL(),
+		},
+	}
+	r.file = &resultFile{path: filepath.Join(out, "results.json"), res: r.Result}
+	for _, s := range Stages() {
+		r.stageResult(s.String())
+	}
+	r.save()
+
+	runStages(ctx, r, Stages(), record, selected, logged)
+
+	finish(ctx, r)
+	r.Progress.Summary(r.Result)
+	switch r.Result.Status {
+	case StatusPassed:
+		return r.Result, nil
+	case StatusFailed:
+		return r.Result, fmt.Errorf("%s: %w", r.Result.Error, ErrCheckFailed)
+	}
+	return r.Result, errors.New(r.Result.Error)
+}
+
+// finish sets the run's status and exit code from its stages.
+func finish(ctx context.Context, r *Run) {
+	res := r.Result
+	now := time.Now().UTC().Truncate(time.Second)
+	res.FinishedAt = &now
+	var failed, errored []string
+	for _, s := range res.Stages {
+		switch s.Status {
+		case StatusFailed:
+			failed = append(failed, s.Name)
+		case StatusError:
+			errored = append(errored, s.Name+": "+s.Error)
+		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		res.Status, res.ExitCode, res.Error = StatusError, 2, "interrupted"
+	case len(errored) > 0:
+		res.Status, res.ExitCode, res.Error = StatusError, 2, strings.Join(errored, "; ")
+	case len(failed) > 0:
+		res.Status, res.ExitCode, res.Error = StatusFailed, 1, "checks failed: "+strings.Join(failed, ", ")
+	default:
+		res.Status, res.ExitCode = StatusPassed, 0
+	}
+	r.save()
+}
+
+// checkOut rejects an output directory that cannot be made or written,
+// without creating anything.
+func checkOut(dir string) error {
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err == nil {
+			if !fi.IsDir() {
+				return &InputError{"--out " + dir, fmt.Errorf("%s is not a directory", d)}
+			}
+			if err := syscall.Access(d, 2 /* W_OK */); err != nil {
+				return &InputError{"--out " + dir, fmt.Errorf("%s is not writable", d)}
+			}
+			return nil
+		}
+		if d == filepath.Dir(d) {
+			return &InputError{"--out " + dir, err}
+		}
+	}
+}
+
+// prepareOut makes the run directory and checks it is writable, before
+// anything else is written.
+func prepareOut(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", &InputError{"--out " + dir, err}
+	}
+	if err := os.MkdirAll(filepath.Join(abs, "logs"), 0o755); err != nil {
+		return "", &InputError{"--out " + dir, errors.Unwrap(err)}
+	}
+	probe, err := os.CreateTemp(abs, ".write-test-")
+	if err != nil {
+		return "", &InputError{"--out " + dir, fmt.Errorf("not writable")}
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	return abs, nil
+}
+
+func settingsOf(c *Config) Settings {
+	repo := c.Repo
+	if c.Demo() {
+		repo = "demo (PHP 8.2.32 + mysqlnd atomic statistics)"
+	}
+	stages := c.Stages
+	if len(stages) == 0 {
+		stages = StageNames
+	}
+	return Settings{
+		Repo: repo, PR: c.PR, Demo: c.Demo(), Variants: c.Variants, Builder: c.Builder,
+		Profile: c.Profile, Jobs: c.Jobs, Stages: stages, ExpectNTSNoop: c.ExpectNTSNoop,
+	}
+}
+
+func machine() Machine {
+	m := Machine{CPUs: runtime.NumCPU()}
+	m.Hostname, _ = os.Hostname()
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/etc/os-release"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "PRETTY_NAME="); ok {
+				m.OS = strings.Trim(v, `"`)
+			}
+		}
+	}
+	return m
+}
+
+// actionsRunURL is the link to the GitHub Actions run, when there is one.
+func actionsRunURL() string {
+	server, repo, id := os.Getenv("GITHUB_SERVER_URL"), os.Getenv("GITHUB_REPOSITORY"), os.Getenv("GITHUB_RUN_ID")
+	if server == "" || repo == "" || id == "" {
+		return ""
+	}
+	return server + "/" + repo + "/actions/runs/" + id
+}

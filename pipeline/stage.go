@@ -1,0 +1,127 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// A Stage is one step of the pipeline. Timing, logging, skipping and log
+// groups wrap it from outside (see middleware); a stage only does its work,
+// reading what earlier stages left in the Run and adding its own.
+type Stage interface {
+	String() string
+	Run(ctx context.Context, r *Run) error
+}
+
+// SkipError says a stage had nothing to do, and why. It is not a failure.
+type SkipError struct {
+	Reason       string
+	NotAvailable bool // the stage is not part of this version of patchproof
+}
+
+func (e *SkipError) Error() string { return "skipped: " + e.Reason }
+
+// Skip returns a *SkipError.
+func Skip(format string, a ...any) error { return &SkipError{Reason: fmt.Sprintf(format, a...)} }
+
+// action is a stage's Run, possibly wrapped.
+type action func(ctx context.Context, r *Run) error
+
+// middleware wraps an action with cross-cutting behaviour.
+type middleware func(s Stage, next action) action
+
+// runStages runs stages in order. A stage that fails (a check) or errors (it
+// could not run) does not stop the ones after it: each checks its own inputs
+// and skips when an earlier stage left it nothing. Cancellation stops the
+// run.
+func runStages(ctx context.Context, r *Run, stages []Stage, mws ...middleware) {
+	for _, s := range stages {
+		if ctx.Err() != nil {
+			r.stageResult(s.String()).Status = StatusSkipped
+			r.stageResult(s.String()).Reason = "cancelled"
+			r.save()
+			continue
+		}
+		a := action(s.Run)
+		for i := len(mws) - 1; i >= 0; i-- {
+			a = mws[i](s, a)
+		}
+		_ = a(ctx, r)
+	}
+}
+
+// record stores a stage's status, duration and error in the Result, and
+// writes results.json, after every stage.
+func record(s Stage, next action) action {
+	return func(ctx context.Context, r *Run) error {
+		sr := r.stageResult(s.String())
+		start := time.Now()
+		sr.StartedAt = &start
+		sr.Status = StatusRunning
+		r.save()
+		err := next(ctx, r)
+		sr.DurationMS = time.Since(start).Milliseconds()
+		var skip *SkipError
+		switch {
+		case err == nil:
+			sr.Status = StatusPassed
+		case errors.As(err, &skip):
+			sr.Status, sr.Reason = StatusSkipped, skip.Reason
+			if skip.NotAvailable {
+				sr.Status = StatusNotAvailable
+			}
+		case errors.Is(err, ErrCheckFailed):
+			sr.Status, sr.Error = StatusFailed, err.Error()
+		default:
+			sr.Status, sr.Error = StatusError, err.Error()
+		}
+		r.save()
+		return err
+	}
+}
+
+// selected skips stages that --stages did not name.
+func selected(s Stage, next action) action {
+	return func(ctx context.Context, r *Run) error {
+		if !r.Config.wants(s.String()) {
+			return Skip("not selected (--stages)")
+		}
+		return next(ctx, r)
+	}
+}
+
+// logged gives the stage its own log file under OUT/logs, and shows the
+// stage on the progress display (a log group under GitHub Actions).
+func logged(s Stage, next action) action {
+	return func(ctx context.Context, r *Run) error {
+		name := s.String()
+		path := filepath.Join(r.Dir, "logs", name+".log")
+		f, err := os.Create(path)
+		if err != nil {
+			return fmt.Errorf("stage log: %w", err)
+		}
+		defer f.Close()
+		r.stageResult(name).Log = relPath(r.Dir, path)
+		r.Log = f
+		defer func() { r.Log = io.Discard }()
+		r.Progress.StageStart(name)
+		err = next(ctx, r)
+		r.Progress.StageEnd(name, err)
+		if err != nil {
+			fmt.Fprintf(f, "stage %s: %v\n", name, err)
+		}
+		return err
+	}
+}
+
+func relPath(base, p string) string {
+	if rel, err := filepath.Rel(base, p); err == nil {
+		return rel
+	}
+	return p
+}

@@ -1,0 +1,149 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/patchproof/patchproof/builders"
+)
+
+// buildStage builds every target's base and head in every variant, under
+// --jobs, with make's -j shared between the builds that run at once.
+type buildStage struct{}
+
+func (buildStage) String() string { return "build" }
+
+type buildJob struct {
+	t    *Target
+	side string
+	spec builders.Spec
+}
+
+func (buildStage) Run(ctx context.Context, r *Run) error {
+	var jobs []buildJob
+	for _, t := range r.Targets {
+		if t.BaseTree == "" || t.HeadTree == "" {
+			return Skip("no source trees: checkout did not finish")
+		}
+		for _, side := range []string{"base", "head"} {
+			src, commit := t.BaseTree, t.Base
+			if side == "head" {
+				src, commit = t.HeadTree, t.Head
+			}
+			c, err := t.Repo.Commit(commit)
+			if err != nil {
+				return err
+			}
+			for _, v := range r.Config.Variants {
+				jobs = append(jobs, buildJob{t: t, side: side, spec: builders.Spec{
+					Label:    fmt.Sprintf("%s %s/%s", t.Name, side, v),
+					Source:   src,
+					TreeHash: c.TreeHash.String(),
+					Variant:  builders.Variant(v),
+					Profile:  builders.Profile(r.Config.Profile),
+				}})
+			}
+		}
+	}
+	b, err := newBuilder(r)
+	if err != nil {
+		return err
+	}
+	parallel := min(r.Config.Jobs, len(jobs))
+	makeJobs := max(1, runtime.NumCPU()/max(1, parallel))
+
+	results := make([]*builders.Build, len(jobs))
+	errs := make([]error, len(jobs))
+	var logMu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(parallel)
+	for i, j := range jobs {
+		g.Go(func() error {
+			name := fmt.Sprintf("build-%s-%s-%s.log", safeName(j.t.Name), j.side, j.spec.Variant)
+			f, err := os.Create(filepath.Join(r.Dir, "logs", name))
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			j.spec.Log, j.spec.Jobs = f, makeJobs
+			r.Progress.Step("%s: building (make -j%d, log logs/%s)", j.spec.Label, makeJobs, name)
+			res, err := b.Build(gctx, j.spec)
+			results[i], errs[i] = res, err
+			logMu.Lock()
+			defer logMu.Unlock()
+			switch {
+			case err == nil && res.Cached:
+				r.Progress.Step("%s: cached (%s)", j.spec.Label, res.PHPVersion)
+			case err == nil:
+				r.Progress.Step("%s: built in %s (%s)", j.spec.Label, elapsed(msDuration(res.DurationMS)), res.PHPVersion)
+			case errors.Is(err, builders.ErrBuildFailed):
+				r.Progress.Step("%s: FAILED: %s", j.spec.Label, res.Failure)
+				for _, ce := range res.Errors {
+					r.Progress.Annotate(ce.File, ce.Line, ce.Message)
+				}
+			default:
+				// Could not build at all: stop the others, it is infrastructure.
+				return err
+			}
+			if res != nil {
+				res.BuildLog = filepath.Join("logs", name)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	var failed []string
+	for i, j := range jobs {
+		if results[i] == nil {
+			continue
+		}
+		j.t.Builds = append(j.t.Builds, results[i])
+		tr := r.targetResult(j.t)
+		tr.Builds = append(tr.Builds, results[i])
+		if errs[i] != nil {
+			failed = append(failed, j.spec.Label)
+		}
+	}
+	r.save()
+	if len(failed) > 0 {
+		return fmt.Errorf("%d of %d builds failed (%s): %w", len(failed), len(jobs), strings.Join(failed, ", "), ErrCheckFailed)
+	}
+	return nil
+}
+
+// newBuilder makes the builder of --builder.
+func newBuilder(r *Run) (*builders.Builder, error) {
+	b := &builders.Builder{CacheDir: r.Cache}
+	switch r.Config.Builder {
+	case "host":
+		b.Exec = &builders.Host{}
+		if _, err := exec.LookPath("ccache"); err == nil {
+			b.CCache = true
+		}
+		if slices.Contains(r.Config.Variants, "zts") && r.Config.Profile == "mysql" {
+			apxs, err := exec.LookPath("apxs2")
+			if err != nil {
+				apxs, err = exec.LookPath("apxs")
+			}
+			if err != nil {
+				return nil, errors.New("ZTS builds need apxs2 for the Apache module the benchmark loads (apt-get install apache2-dev; see patchproof doctor)")
+			}
+			b.Apxs = apxs
+		}
+	default:
+		return nil, fmt.Errorf("builder %q is not available in this version", r.Config.Builder)
+	}
+	return b, nil
+}
