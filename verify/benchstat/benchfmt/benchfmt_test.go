@@ -1,0 +1,165 @@
+package benchfmt
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+var header = []Config{
+	{"goos", "linux"},
+	{"goarch", "amd64"},
+	{"pkg", "github.com/patchproof/patchproof/bench"},
+	{"cpu", "Intel(R) Xeon(R) CPU @ 2.20GHz"},
+}
+
+func sampleResults() []Result {
+	line := func(build, stats string, cpu, rps, locks, instr float64) Result {
+		return Result{
+			Name:  "BenchmarkSelect20/build=" + build + "/stats=" + stats,
+			Iters: 1,
+			Values: []Value{
+				{cpu, "ms-cpu/req"}, {rps, "req/s"}, {locks, "locks/req"}, {instr, "instr/req"},
+			},
+		}
+	}
+	return []Result{
+		line("base", "off", 0.2543, 5480, 8, 1.1e6),
+		line("base", "on", 0.2612, 5321, 771, 1.23e6),
+		line("base", "off", 0.2519, 5502.5, 8, 1.1e6),
+		line("base", "on", 0.2655, 5290, 771, 1.2300004e6),
+	}
+}
+
+func TestWriteGolden(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	if err := w.WriteConfig(header...); err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []Unit{
+		{Name: "locks/req", Meta: []Config{{"assume", "exact"}, {"better", "lower"}}},
+		{Name: "req/s", Meta: []Config{{"better", "higher"}}},
+	} {
+		if err := w.WriteUnit(u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range sampleResults() {
+		if err := w.WriteResult(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	golden := filepath.Join("testdata", "bench.golden")
+	if *update {
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
+		t.Errorf("written (-%s +got):\n%s", golden, diff)
+	}
+
+	// Reading it back gives the same results, each with the header.
+	f, err := Read(bytes.NewReader(buf.Bytes()), golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantResults := sampleResults()
+	for i := range wantResults {
+		wantResults[i].Config = header
+	}
+	if diff := cmp.Diff(wantResults, f.Results); diff != "" {
+		t.Errorf("Read results (-want +got):\n%s", diff)
+	}
+	if got, ok := f.Results[1].Value("locks/req"); !ok || got != 771 {
+		t.Errorf("Value(locks/req) = %v, %v; want 771, true", got, ok)
+	}
+	if len(f.Units) != 2 || f.Units[0].Meta[0] != (Config{"assume", "exact"}) {
+		t.Errorf("Read units = %+v", f.Units)
+	}
+}
+
+func TestRead(t *testing.T) {
+	in := `goos: linux
+pkg: a
+some test output
+BenchmarkA/x=1 1 2 ns/op
+PASS
+pkg: b
+BenchmarkA/x=1-8 3 4.5 ns/op 1e3 B/op
+ok  	b	0.1s
+`
+	f, err := Read(strings.NewReader(in), "in.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Result{
+		{Name: "BenchmarkA/x=1", Iters: 1, Values: []Value{{2, "ns/op"}},
+			Config: []Config{{"goos", "linux"}, {"pkg", "a"}}},
+		{Name: "BenchmarkA/x=1-8", Iters: 3, Values: []Value{{4.5, "ns/op"}, {1000, "B/op"}},
+			Config: []Config{{"goos", "linux"}, {"pkg", "b"}}},
+	}
+	if diff := cmp.Diff(want, f.Results, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("Read (-want +got):\n%s", diff)
+	}
+
+	for _, bad := range []string{"BenchmarkA 1 2", "BenchmarkA x 2 ns/op", "BenchmarkA 1 two ns/op", "Unit u notkv"} {
+		if _, err := Read(strings.NewReader("goos: linux\n"+bad+"\n"), "bad.txt"); err == nil || !strings.HasPrefix(err.Error(), "bad.txt:2: ") {
+			t.Errorf("Read(%q) error = %v, want one at bad.txt:2", bad, err)
+		}
+	}
+}
+
+func TestWriteErrors(t *testing.T) {
+	ok := []Value{{1, "ns/op"}}
+	for _, tc := range []struct {
+		name  string
+		write func(w *Writer) error
+	}{
+		{"lower-case name", func(w *Writer) error { return w.WriteResult(Result{Name: "Benchmarkselect", Iters: 1, Values: ok}) }},
+		{"no Benchmark prefix", func(w *Writer) error { return w.WriteResult(Result{Name: "Select", Iters: 1, Values: ok}) }},
+		{"space in name", func(w *Writer) error { return w.WriteResult(Result{Name: "BenchmarkA B", Iters: 1, Values: ok}) }},
+		{"no iterations", func(w *Writer) error { return w.WriteResult(Result{Name: "BenchmarkA", Values: ok}) }},
+		{"no values", func(w *Writer) error { return w.WriteResult(Result{Name: "BenchmarkA", Iters: 1}) }},
+		{"space in unit", func(w *Writer) error {
+			return w.WriteResult(Result{Name: "BenchmarkA", Iters: 1, Values: []Value{{1, "ms cpu"}}})
+		}},
+		{"NaN", func(w *Writer) error {
+			return w.WriteResult(Result{Name: "BenchmarkA", Iters: 1, Values: []Value{{nan(), "ns/op"}}})
+		}},
+		{"upper-case key", func(w *Writer) error { return w.WriteConfig(Config{"GOOS", "linux"}) }},
+		{"newline in value", func(w *Writer) error { return w.WriteConfig(Config{"cpu", "a\nb"}) }},
+		{"bad unit metadata", func(w *Writer) error { return w.WriteUnit(Unit{Name: "x", Meta: []Config{{"a=b", "c"}}}) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			w := NewWriter(&buf)
+			err := tc.write(w)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if buf.Len() != 0 {
+				t.Errorf("wrote %q before failing", buf.String())
+			}
+			// The error sticks.
+			if err2 := w.WriteConfig(Config{"goos", "linux"}); err2 != err {
+				t.Errorf("next write: %v, want the first error %v", err2, err)
+			}
+		})
+	}
+}
+
+func nan() float64 { var z float64; return z / z }
