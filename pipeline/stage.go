@@ -71,7 +71,7 @@ func record(s Stage, next action) action {
 		case err == nil:
 			sr.Status = StatusPassed
 		case errors.As(err, &skip):
-			sr.Status, sr.Reason = StatusSkipped, skip.Reason
+			sr.Status, sr.Reason, sr.StartedAt, sr.DurationMS = StatusSkipped, skip.Reason, nil, 0
 			if skip.NotAvailable {
 				sr.Status = StatusNotAvailable
 			}

@@ -1,0 +1,225 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	gh "github.com/google/go-github/v60/github"
+)
+
+// Defaults for the zero [Options], in one place.
+const (
+	DefaultBaseURL    = "https://api.github.com/"
+	DefaultMaxRetries = 4
+	DefaultMaxWait    = 2 * time.Minute
+	DefaultContext    = "patchproof" // commit status context
+
+	backoffFirst = time.Second      // first wait after a 5xx
+	backoffCap   = 30 * time.Second // longest wait after a 5xx
+	// secondaryWait is what GitHub asks for after a secondary rate limit
+	// that names no time: "wait for at least one minute".
+	secondaryWait = time.Minute
+	userAgent     = "patchproof"
+)
+
+// ErrNoToken is returned by writes when no token was found in the
+// environment (and DryRun is not set).
+var ErrNoToken = errors.New("no GitHub token: set GITHUB_TOKEN or GH_TOKEN")
+
+// Options configures a [Client]. The zero value talks to api.github.com with
+// the token from the environment.
+type Options struct {
+	// BaseURL is the REST API root: "" for api.github.com, or a GitHub
+	// Enterprise Server (https://ghe.example.com/ or .../api/v3/), or a
+	// githubfake server's URL.
+	BaseURL string
+
+	// Getenv looks up the token: GITHUB_TOKEN, else GH_TOKEN. nil means
+	// os.Getenv.
+	Getenv func(string) string
+
+	// Login is the account to treat as the token's own when GET /user is
+	// refused, as it is for GitHub App installation tokens and the Actions
+	// GITHUB_TOKEN, e.g. "github-actions[bot]". When GET /user answers, its
+	// answer wins.
+	Login string
+
+	// DryRun, when non-nil, receives what would be posted; no write
+	// endpoint is called. Reads still happen when a token is available.
+	DryRun io.Writer
+
+	// Transport carries the requests; nil means http.DefaultTransport.
+	Transport http.RoundTripper
+
+	// MaxRetries bounds the retries of one request: 0 means
+	// DefaultMaxRetries, a negative value means none.
+	MaxRetries int
+
+	// MaxWait is the longest single wait for a rate limit; a longer one
+	// fails the call at once. 0 means DefaultMaxWait.
+	MaxWait time.Duration
+
+	// Sleep waits d or until ctx is done; nil means a timer. Now is the
+	// clock rate-limit resets are measured against; nil means time.Now.
+	Sleep func(ctx context.Context, d time.Duration) error
+	Now   func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.BaseURL == "" {
+		o.BaseURL = DefaultBaseURL
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Transport == nil {
+		o.Transport = http.DefaultTransport
+	}
+	switch {
+	case o.MaxRetries == 0:
+		o.MaxRetries = DefaultMaxRetries
+	case o.MaxRetries < 0:
+		o.MaxRetries = 0
+	}
+	if o.MaxWait == 0 {
+		o.MaxWait = DefaultMaxWait
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// Client talks to one GitHub (or GitHub Enterprise, or githubfake) API. It is
+// safe for concurrent use.
+type Client struct {
+	gh     *gh.Client
+	authed bool // a token was found
+	login  string
+	dryRun io.Writer
+	now    func() time.Time
+	// scrub removes the token from text that leaves the package. It is a
+	// closure so that printing a Client cannot show the token.
+	scrub func(string) string
+
+	mu   sync.Mutex
+	self string // the token's account, once known
+}
+
+// New returns a Client for opts. It fails only on a malformed BaseURL.
+func New(opts Options) (*Client, error) {
+	o := opts.withDefaults()
+	token := ""
+	for _, name := range [...]string{"GITHUB_TOKEN", "GH_TOKEN"} {
+		if token = strings.TrimSpace(o.Getenv(name)); token != "" {
+			break
+		}
+	}
+	rt := &retryTransport{
+		next:       o.Transport,
+		maxRetries: o.MaxRetries,
+		maxWait:    o.MaxWait,
+		sleep:      o.Sleep,
+		now:        o.Now,
+	}
+	g := gh.NewClient(&http.Client{Transport: rt})
+	if o.BaseURL != DefaultBaseURL {
+		var err error
+		if g, err = g.WithEnterpriseURLs(o.BaseURL, o.BaseURL); err != nil {
+			return nil, fmt.Errorf("github client: base URL: %w", err)
+		}
+	}
+	if token != "" {
+		g = g.WithAuthToken(token)
+	}
+	g.UserAgent = userAgent
+	return &Client{
+		gh:     g,
+		authed: token != "",
+		login:  o.Login,
+		dryRun: o.DryRun,
+		now:    o.Now,
+		scrub:  scrubber(token),
+	}, nil
+}
+
+// scrubber returns a function that blanks token out of a string.
+func scrubber(token string) func(string) string {
+	if token == "" {
+		return func(s string) string { return s }
+	}
+	return func(s string) string { return strings.ReplaceAll(s, token, "[REDACTED]") }
+}
+
+// scrubbedError keeps the token out of an error's text while leaving the
+// chain intact for errors.As and errors.Is.
+type scrubbedError struct {
+	err   error
+	scrub func(string) string
+}
+
+func (e *scrubbedError) Error() string { return e.scrub(e.err.Error()) }
+func (e *scrubbedError) Unwrap() error { return e.err }
+
+// fail wraps err as "<op>: <err>" with the token scrubbed out.
+func (c *Client) fail(op string, err error) error {
+	return &scrubbedError{err: fmt.Errorf("%s: %w", op, err), scrub: c.scrub}
+}
+
+// dryRunf writes one line of dry-run output, scrubbed.
+func (c *Client) dryRunf(format string, args ...any) error {
+	_, err := io.WriteString(c.dryRun, c.scrub(fmt.Sprintf(format, args...)))
+	return err
+}
+
+// whoami returns the token's account: GET /user, once, or the configured
+// Login where GitHub refuses to answer GET /user for this kind of token.
+func (c *Client) whoami(ctx context.Context) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.self != "" {
+		return c.self, nil
+	}
+	u, _, err := c.gh.Users.Get(ctx, "")
+	if err == nil && u.GetLogin() != "" {
+		c.self = u.GetLogin()
+		return c.self, nil
+	}
+	var er *gh.ErrorResponse
+	if c.login != "" && errors.As(err, &er) && er.Response != nil &&
+		(er.Response.StatusCode == http.StatusForbidden || er.Response.StatusCode == http.StatusNotFound) {
+		c.self = c.login
+		return c.self, nil
+	}
+	if err == nil {
+		err = errors.New("empty login")
+	}
+	if c.login == "" && errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusForbidden {
+		err = fmt.Errorf("%w (an App or Actions token? set Options.Login)", err)
+	}
+	return "", fmt.Errorf("identify the token's account: %w", err)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

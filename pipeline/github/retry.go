@@ -1,0 +1,147 @@
+package github
+
+import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+
+	gh "github.com/google/go-github/v60/github"
+)
+
+// retryTransport retries transient failures beneath go-github, so that
+// go-github only ever sees the final response (see the package doc).
+type retryTransport struct {
+	next       http.RoundTripper
+	maxRetries int
+	maxWait    time.Duration
+	sleep      func(context.Context, time.Duration) error
+	now        func() time.Time
+}
+
+func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req
+	for attempt := 0; ; attempt++ {
+		resp, err := t.next.RoundTrip(r)
+		if err != nil {
+			return nil, err
+		}
+		wait, retry := t.classify(resp, attempt)
+		if !retry || attempt >= t.maxRetries {
+			return resp, nil
+		}
+		if r, err = rewind(req); err != nil {
+			return resp, nil // cannot resend the body: the failure stands
+		}
+		// Drain so the connection can be reused.
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err := t.sleep(req.Context(), wait); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// rewind returns a copy of req ready to be sent again.
+func rewind(req *http.Request) (*http.Request, error) {
+	r := req.Clone(req.Context())
+	if req.Body == nil || req.Body == http.NoBody {
+		return r, nil
+	}
+	if req.GetBody == nil {
+		return nil, errors.New("request body cannot be replayed")
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return nil, err
+	}
+	r.Body = body
+	return r, nil
+}
+
+// classify says whether resp, the answer to attempt (0-based), is worth
+// retrying and after how long. It reads the response the way go-github will,
+// through github.CheckResponse and its typed errors.
+func (t *retryTransport) classify(resp *http.Response, attempt int) (time.Duration, bool) {
+	err := gh.CheckResponse(resp) // restores resp.Body after reading it
+	if err == nil {
+		return 0, false
+	}
+	var (
+		primary   *gh.RateLimitError
+		secondary *gh.AbuseRateLimitError
+		er        *gh.ErrorResponse
+	)
+	switch {
+	case errors.As(err, &primary):
+		return t.rateLimitWait(t.untilReset(resp.Header, attempt))
+	case errors.As(err, &secondary):
+		return t.rateLimitWait(t.secondaryWait(resp.Header, attempt))
+	case errors.As(err, &er):
+		code := resp.StatusCode
+		switch {
+		case code >= 500:
+			return backoff(attempt), true
+		case code != http.StatusForbidden && code != http.StatusTooManyRequests:
+			return 0, false // a 4xx is an answer, not an accident
+		// go-github types only 403s; GitHub sends 429s too.
+		case resp.Header.Get("X-RateLimit-Remaining") == "0":
+			return t.rateLimitWait(t.untilReset(resp.Header, attempt))
+		case resp.Header.Get("Retry-After") != "":
+			return t.rateLimitWait(t.secondaryWait(resp.Header, attempt))
+		case code == http.StatusTooManyRequests:
+			return t.rateLimitWait(t.secondaryWait(resp.Header, attempt))
+		}
+	}
+	return 0, false // a plain 403 (permissions), or not an API error at all
+}
+
+// rateLimitWait refuses waits longer than maxWait: the call fails at once
+// instead of sleeping through the job.
+func (t *retryTransport) rateLimitWait(d time.Duration) (time.Duration, bool) {
+	return d, d <= t.maxWait
+}
+
+// untilReset is the wait for a primary rate limit: until X-RateLimit-Reset.
+func (t *retryTransport) untilReset(h http.Header, attempt int) time.Duration {
+	reset, err := strconv.ParseInt(h.Get("X-RateLimit-Reset"), 10, 64)
+	if err != nil {
+		return backoff(attempt)
+	}
+	d := time.Unix(reset, 0).Sub(t.now())
+	if d <= 0 {
+		// Reset already passed by our clock: a skewed clock, or a limit
+		// that has just lifted. Wait a little rather than hammer.
+		return backoff(attempt)
+	}
+	return d
+}
+
+// secondaryWait is the wait for a secondary rate limit, as GitHub documents
+// it: Retry-After if given, else until X-RateLimit-Reset if the quota is
+// spent, else at least a minute. (X-RateLimit-Reset alone is the hourly
+// quota's reset and says nothing about a secondary limit.)
+func (t *retryTransport) secondaryWait(h http.Header, attempt int) time.Duration {
+	if s, err := strconv.ParseInt(h.Get("Retry-After"), 10, 64); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second
+	}
+	if h.Get("X-RateLimit-Remaining") == "0" {
+		return t.untilReset(h, attempt)
+	}
+	return max(secondaryWait, backoff(attempt))
+}
+
+// backoff is the wait before retry attempt+1 after a server error: the step
+// doubles from backoffFirst up to backoffCap, and the wait is drawn from the
+// upper half of the step so that clients failing together spread out.
+func backoff(attempt int) time.Duration {
+	step := backoffCap
+	if attempt < 16 {
+		step = min(backoffFirst<<attempt, backoffCap)
+	}
+	half := step / 2
+	return half + rand.N(step-half+1)
+}

@@ -1,0 +1,150 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fakeStage records its runs and returns err.
+type fakeStage struct {
+	name string
+	err  error
+	ran  *[]string
+	run  func(ctx context.Context) error
+}
+
+func (s fakeStage) String() string { return s.name }
+func (s fakeStage) Run(ctx context.Context, r *Run) error {
+	*s.ran = append(*s.ran, s.name)
+	fmt.Fprintf(r.Log, "%s ran\n", s.name)
+	if s.run != nil {
+		return s.run(ctx)
+	}
+	return s.err
+}
+
+func newTestRun(t *testing.T, cfg Config) (*Run, *bytes.Buffer) {
+	t.Helper()
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "logs"), 0o755)
+	var progress bytes.Buffer
+	r := &Run{Config: &cfg, Dir: dir, Progress: NewProgress(&progress), Result: &Result{Status: StatusRunning}}
+	r.file = &resultFile{path: filepath.Join(dir, "results.json"), res: r.Result}
+	return r, &progress
+}
+
+func stageStatuses(res *Result) map[string]Status {
+	m := map[string]Status{}
+	for _, s := range res.Stages {
+		m[s.Name] = s.Status
+	}
+	return m
+}
+
+func TestRunStages(t *testing.T) {
+	var ran []string
+	stages := []Stage{
+		fakeStage{name: "a", ran: &ran},
+		fakeStage{name: "b", ran: &ran, err: fmt.Errorf("2 tests regressed: %w", ErrCheckFailed)},
+		fakeStage{name: "c", ran: &ran, err: errors.New("mariadb did not start")},
+		fakeStage{name: "d", ran: &ran, err: Skip("no ZTS build")},
+		fakeStage{name: "e", ran: &ran},
+		fakeStage{name: "f", ran: &ran, err: &SkipError{Reason: "not yet available", NotAvailable: true}},
+	}
+	r, _ := newTestRun(t, Config{Stages: []string{"a", "b", "c", "d", "f"}})
+	runStages(context.Background(), r, stages, record, selected, logged)
+
+	if d := cmp.Diff([]string{"a", "b", "c", "d", "f"}, ran); d != "" {
+		t.Errorf("stages ran (-want +got):\n%s", d)
+	}
+	want := map[string]Status{"a": StatusPassed, "b": StatusFailed, "c": StatusError, "d": StatusSkipped, "e": StatusSkipped, "f": StatusNotAvailable}
+	if d := cmp.Diff(want, stageStatuses(r.Result)); d != "" {
+		t.Errorf("statuses (-want +got):\n%s", d)
+	}
+	// results.json on disk has every stage, the failures' errors and logs.
+	disk, err := ReadResult(filepath.Join(r.Dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(want, stageStatuses(disk)); d != "" {
+		t.Errorf("results.json statuses (-want +got):\n%s", d)
+	}
+	for _, s := range disk.Stages {
+		if s.Name == "c" && s.Error != "mariadb did not start" {
+			t.Errorf("stage c error = %q", s.Error)
+		}
+		if s.Name == "e" && s.Reason != "not selected (--stages)" {
+			t.Errorf("stage e reason = %q", s.Reason)
+		}
+		if s.Name == "a" {
+			log, err := os.ReadFile(filepath.Join(r.Dir, s.Log))
+			if err != nil || string(log) != "a ran\n" {
+				t.Errorf("stage a log = %q, %v", log, err)
+			}
+		}
+	}
+	finish(context.Background(), r)
+	if r.Result.Status != StatusError || r.Result.ExitCode != 2 {
+		t.Errorf("run status %s exit %d, want error/2 (a stage could not run)", r.Result.Status, r.Result.ExitCode)
+	}
+}
+
+func TestFinishExitCodes(t *testing.T) {
+	for _, tt := range []struct {
+		statuses []Status
+		want     Status
+		code     int
+	}{
+		{[]Status{StatusPassed, StatusSkipped, StatusNotAvailable}, StatusPassed, 0},
+		{[]Status{StatusPassed, StatusFailed}, StatusFailed, 1},
+		{[]Status{StatusFailed, StatusError}, StatusError, 2},
+	} {
+		r, _ := newTestRun(t, Config{})
+		for i, s := range tt.statuses {
+			r.Result.Stages = append(r.Result.Stages, &StageResult{Name: fmt.Sprint(i), Status: s})
+		}
+		finish(context.Background(), r)
+		if r.Result.Status != tt.want || r.Result.ExitCode != tt.code {
+			t.Errorf("%v: got %s/%d, want %s/%d", tt.statuses, r.Result.Status, r.Result.ExitCode, tt.want, tt.code)
+		}
+	}
+}
+
+func TestRunStagesCancellation(t *testing.T) {
+	var ran []string
+	ctx, cancel := context.WithCancel(context.Background())
+	stages := []Stage{
+		fakeStage{name: "a", ran: &ran},
+		fakeStage{name: "slow", ran: &ran, run: func(ctx context.Context) error {
+			cancel() // Ctrl-C arrives while this stage runs
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(10 * time.Second):
+				return errors.New("not cancelled")
+			}
+		}},
+		fakeStage{name: "after", ran: &ran},
+	}
+	r, _ := newTestRun(t, Config{})
+	runStages(ctx, r, stages, record, selected, logged)
+	if d := cmp.Diff([]string{"a", "slow"}, ran); d != "" {
+		t.Errorf("stages ran (-want +got):\n%s", d)
+	}
+	finish(ctx, r)
+	want := map[string]Status{"a": StatusPassed, "slow": StatusError, "after": StatusSkipped}
+	if d := cmp.Diff(want, stageStatuses(r.Result)); d != "" {
+		t.Errorf("statuses (-want +got):\n%s", d)
+	}
+	if r.Result.Error != "interrupted" || r.Result.ExitCode != 2 {
+		t.Errorf("run = %q/%d, want interrupted/2", r.Result.Error, r.Result.ExitCode)
+	}
+}
