@@ -11,8 +11,11 @@ import (
 )
 
 // Default is the cache directory when --cache is not given:
-// $XDG_CACHE_HOME/patchproof or ~/.cache/patchproof.
+// $PATCHPROOF_CACHE, else $XDG_CACHE_HOME/patchproof or ~/.cache/patchproof.
 func Default() (string, error) {
+	if d := os.Getenv("PATCHPROOF_CACHE"); d != "" {
+		return d, nil
+	}
 	d, err := os.UserCacheDir()
 	if err != nil {
 		return "", fmt.Errorf("find the user cache dir (use --cache): %w", err)
