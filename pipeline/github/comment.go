@@ -1,6 +1,7 @@
 package github
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -161,7 +162,7 @@ func reconcile(found []ours, want ours, created int64) plan {
 	return p
 }
 
-// UpsertComment makes c the PR's one sticky comment under c.Key: it creates,
+// UpsertComment makes cm the PR's one sticky comment under cm.Key: it creates,
 // edits or leaves the comment as the package doc describes, and removes
 // duplicates left by runs that posted at the same time.
 func (c *Client) UpsertComment(ctx context.Context, owner, repo string, number int, cm Comment) (Outcome, error) {
@@ -226,8 +227,9 @@ func (c *Client) UpsertComment(ctx context.Context, owner, repo string, number i
 		if err != nil {
 			return Outcome{}, c.fail(op, err)
 		}
-		if i, ok := slices.BinarySearchFunc(found, want.ID, func(o ours, id int64) int { return cmpInt(o.ID, id) }); !ok {
-			found = slices.Insert(found, i, want) // not listed yet: it still exists
+		if i, ok := slices.BinarySearchFunc(found, want.ID, func(o ours, id int64) int { return cmp.Compare(o.ID, id) }); !ok {
+			// Not listed yet, but it exists: it must take part.
+			found = slices.Insert(found, i, want)
 		}
 		p = reconcile(found, want, want.ID)
 	}
@@ -250,16 +252,6 @@ func (c *Client) UpsertComment(ctx context.Context, owner, repo string, number i
 		}
 	}
 	return Outcome{Action: p.action, CommentID: p.keep.ID, URL: p.keep.URL, Deleted: p.delete}, nil
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // listOurs returns the comments on the PR written by login and marked with
@@ -287,7 +279,7 @@ func (c *Client) listOurs(ctx context.Context, owner, repo string, number int, l
 		}
 		opts.Page = resp.NextPage
 	}
-	slices.SortFunc(found, func(a, b ours) int { return cmpInt(a.ID, b.ID) })
+	slices.SortFunc(found, func(a, b ours) int { return cmp.Compare(a.ID, b.ID) })
 	return found, nil
 }
 

@@ -31,12 +31,12 @@ func TestSetStatus(t *testing.T) {
 		},
 		{
 			name: "own context, as an Actions token", token: appToken, sha: baseSHA,
-			s: github.Status{State: github.StatePending, Context: "patchproof/PHP-8.4"},
+			s:    github.Status{State: github.StatePending, Context: "patchproof/PHP-8.4"},
 			want: []githubfake.Status{{State: "pending", Context: "patchproof/PHP-8.4", Creator: app}},
 		},
 		{
 			name: "a long description is cut to 140 characters", token: botToken, sha: headSHA,
-			s:    github.Status{State: github.StateFailure, Description: long},
+			s: github.Status{State: github.StateFailure, Description: long},
 			want: []githubfake.Status{{State: "failure", Context: "patchproof",
 				Description: strings.Repeat("é", 139) + "…", Creator: bot}},
 		},

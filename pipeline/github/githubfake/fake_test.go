@@ -1,0 +1,180 @@
+package githubfake_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/patchproof/patchproof/pipeline/github/githubfake"
+)
+
+// do sends one request to the fake and returns the status, the decoded JSON
+// body and the headers.
+func do(t *testing.T, f *githubfake.Fake, method, path, token, body string) (int, any, http.Header) {
+	t.Helper()
+	req, err := http.NewRequest(method, strings.TrimSuffix(f.URL(), "/")+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	var v any
+	if len(data) > 0 {
+		if err := json.Unmarshal(data, &v); err != nil {
+			t.Fatalf("%s %s: body %q: %v", method, path, data, err)
+		}
+	}
+	return resp.StatusCode, v, resp.Header
+}
+
+func newFake(t *testing.T) *githubfake.Fake {
+	f := githubfake.New(t)
+	f.AddUser("bot", "bot-token")
+	f.AddUser("eve", "eve-token")
+	f.AddAppToken("github-actions[bot]", "app-token")
+	f.AddPR(githubfake.PR{Owner: "php", Repo: "php-src", Number: 1,
+		Base: githubfake.Branch{Ref: "master", SHA: "aaa"}, Head: githubfake.Branch{Ref: "x", SHA: "bbb"}})
+	f.AddPR(githubfake.PR{Owner: "php", Repo: "web", Number: 1,
+		Base: githubfake.Branch{Ref: "master", SHA: "ccc"}, Head: githubfake.Branch{Ref: "y", SHA: "ddd"}})
+	return f
+}
+
+func TestAuthAndPermissions(t *testing.T) {
+	f := newFake(t)
+	id := f.AddComment("php", "php-src", 1, "bot", "hello")
+	tests := []struct {
+		method, path, token, body string
+		want                      int
+	}{
+		{"GET", "/user", "bot-token", "", 200},
+		{"GET", "/user", "", "", 401},
+		{"GET", "/user", "wrong", "", 401},
+		{"GET", "/user", "app-token", "", 403},
+		{"GET", "/repos/php/php-src/pulls/1", "", "", 200}, // public reads
+		{"GET", "/repos/php/php-src/pulls/1", "wrong", "", 401},
+		{"GET", "/repos/PHP/PHP-SRC/pulls/1", "", "", 200},
+		{"GET", "/repos/php/php-src/pulls/2", "", "", 404},
+		{"POST", "/repos/php/php-src/issues/1/comments", "", `{"body":"x"}`, 401},
+		{"POST", "/repos/php/php-src/issues/1/comments", "bot-token", `{"body":""}`, 422},
+		{"POST", "/repos/php/php-src/issues/1/comments", "bot-token", `{"body":"` + strings.Repeat("x", 65537) + `"}`, 422},
+		{"POST", "/repos/php/php-src/issues/2/comments", "bot-token", `{"body":"x"}`, 404},
+		{"PATCH", "/repos/php/php-src/issues/comments/" + itoa(id), "eve-token", `{"body":"x"}`, 403},
+		{"PATCH", "/repos/php/web/issues/comments/" + itoa(id), "bot-token", `{"body":"x"}`, 404},
+		{"DELETE", "/repos/php/php-src/issues/comments/" + itoa(id), "eve-token", "", 403},
+		{"PATCH", "/repos/php/php-src/issues/comments/" + itoa(id), "bot-token", `{"body":"edited"}`, 200},
+		{"DELETE", "/repos/php/php-src/issues/comments/" + itoa(id), "bot-token", "", 204},
+		{"DELETE", "/repos/php/php-src/issues/comments/" + itoa(id), "bot-token", "", 404},
+		{"POST", "/repos/php/php-src/statuses/bbb", "bot-token", `{"state":"success"}`, 201},
+		{"POST", "/repos/php/php-src/statuses/bbb", "bot-token", `{"state":"passed"}`, 422},
+		{"POST", "/repos/php/php-src/statuses/zzz", "bot-token", `{"state":"success"}`, 422},
+		{"POST", "/repos/php/php-src/statuses/bbb", "bot-token",
+			`{"state":"success","description":"` + strings.Repeat("d", 141) + `"}`, 422},
+	}
+	for _, tt := range tests {
+		got, body, _ := do(t, f, tt.method, tt.path, tt.token, tt.body)
+		if got != tt.want {
+			t.Errorf("%s %s as %q: %d, want %d (%v)", tt.method, tt.path, tt.token, got, tt.want, body)
+		}
+	}
+	want := []githubfake.Status{{State: "success", Context: "default", Creator: "bot"}}
+	if diff := cmp.Diff(want, f.Statuses("php", "php-src", "bbb")); diff != "" {
+		t.Errorf("statuses (-want +got):\n%s", diff)
+	}
+}
+
+func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestPagination(t *testing.T) {
+	f := newFake(t)
+	for range 250 {
+		f.AddComment("php", "php-src", 1, "eve", "x")
+	}
+	base := strings.TrimSuffix(f.URL(), "/") + "/repos/php/php-src/issues/1/comments"
+	tests := []struct {
+		query    string
+		wantN    int
+		wantLink string
+	}{
+		{"", 30, `<` + base + `?page=2>; rel="next", <` + base + `?page=9>; rel="last"`},
+		{"?per_page=100", 100, `<` + base + `?page=2&per_page=100>; rel="next", <` + base + `?page=3&per_page=100>; rel="last"`},
+		{"?per_page=100&page=2", 100, `<` + base + `?page=3&per_page=100>; rel="next", <` + base + `?page=3&per_page=100>; rel="last", ` +
+			`<` + base + `?page=1&per_page=100>; rel="first", <` + base + `?page=1&per_page=100>; rel="prev"`},
+		{"?per_page=100&page=3", 50, `<` + base + `?page=1&per_page=100>; rel="first", <` + base + `?page=2&per_page=100>; rel="prev"`},
+		{"?per_page=500&page=4", 0, `<` + base + `?page=1&per_page=500>; rel="first", <` + base + `?page=3&per_page=500>; rel="prev"`},
+	}
+	for _, tt := range tests {
+		code, body, h := do(t, f, "GET", "/repos/php/php-src/issues/1/comments"+tt.query, "", "")
+		if code != 200 {
+			t.Fatalf("%s: %d", tt.query, code)
+		}
+		if n := len(body.([]any)); n != tt.wantN {
+			t.Errorf("%s: %d comments, want %d", tt.query, n, tt.wantN)
+		}
+		if diff := cmp.Diff(tt.wantLink, h.Get("Link")); diff != "" {
+			t.Errorf("%s: Link (-want +got):\n%s", tt.query, diff)
+		}
+	}
+}
+
+func TestIDsIncreaseAcrossRepositories(t *testing.T) {
+	f := newFake(t)
+	var last float64
+	for i, path := range []string{"/repos/php/php-src/issues/1/comments", "/repos/php/web/issues/1/comments", "/repos/php/php-src/issues/1/comments"} {
+		_, body, _ := do(t, f, "POST", path, "bot-token", `{"body":"x"}`)
+		id := body.(map[string]any)["id"].(float64)
+		if id <= last {
+			t.Errorf("comment %d has ID %v after %v", i, id, last)
+		}
+		if author := body.(map[string]any)["user"].(map[string]any)["login"]; author != "bot" {
+			t.Errorf("author %v, want bot", author)
+		}
+		last = id
+	}
+}
+
+func TestFaults(t *testing.T) {
+	f := newFake(t)
+	reset := time.Unix(2000000000, 0)
+	f.FailNext("GET", "/repos/php/php-src/pulls", 502, 2)
+	f.Inject("", "/repos/", 1, githubfake.PrimaryRateLimit(403, reset))
+	f.Inject("GET", "/repos/php/php-src/pulls", 1, githubfake.SecondaryRateLimit(429, 30*time.Second))
+
+	type answer struct {
+		Code                 int
+		Remaining, Reset, RA string
+	}
+	var got []answer
+	for range 6 {
+		code, _, h := do(t, f, "GET", "/repos/php/php-src/pulls/1", "", "")
+		got = append(got, answer{code, h.Get("X-RateLimit-Remaining"), h.Get("X-RateLimit-Reset"), h.Get("Retry-After")})
+		if code == 200 {
+			got[len(got)-1].Reset = "later"
+		}
+	}
+	want := []answer{
+		{Code: 502, Remaining: "4999", Reset: got[0].Reset},
+		{Code: 502, Remaining: "4999", Reset: got[1].Reset},
+		{Code: 403, Remaining: "0", Reset: "2000000000"},
+		{Code: 429, Remaining: "4999", Reset: got[3].Reset, RA: "30"},
+		{Code: 200, Remaining: "4999", Reset: "later"},
+		{Code: 200, Remaining: "4999", Reset: "later"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("answers (-want +got):\n%s", diff)
+	}
+	if n := f.Count("GET", "/repos/php/php-src/pulls/1"); n != 6 {
+		t.Errorf("Count = %d, want 6", n)
+	}
+}
