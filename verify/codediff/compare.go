@@ -1,0 +1,250 @@
+package codediff
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+
+	"golang.org/x/sync/errgroup"
+)
+
+// DefaultObjects is the selection when Options.Objects is empty: mysqlnd's
+// objects in a PHP build tree.
+const DefaultObjects = "ext/mysqlnd/*.o"
+
+// Options selects what CompareDirs compares. The zero value compares
+// DefaultObjects.
+type Options struct {
+	// Objects is a filepath.Glob pattern, relative to each side's
+	// directory, for the object files to compare. When it matches nothing
+	// in a directory, that directory's own *.o files are taken instead,
+	// so BASE and HEAD may be build trees or directories of objects.
+	Objects string
+}
+
+func (o Options) objects() string {
+	if o.Objects == "" {
+		return DefaultObjects
+	}
+	return o.Objects
+}
+
+// CompareDirs compares the functions of the object files selected in
+// baseDir with those selected in headDir. An error means the comparison
+// could not be made — a missing directory, no objects, a file that is not an
+// x86-64 ELF relocatable object — and names the file; differences are the
+// Report's business.
+func CompareDirs(baseDir, headDir string, opt Options) (*Report, error) {
+	pattern := opt.objects()
+	if _, err := filepath.Match(pattern, ""); err != nil {
+		return nil, fmt.Errorf("codediff: objects pattern %q: %w", pattern, err)
+	}
+	base, err := loadSide(baseDir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	head, err := loadSide(headDir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	rep := compareSides(base, head)
+	rep.Objects = pattern
+	rep.BaseDir, rep.HeadDir = baseDir, headDir
+	return rep, nil
+}
+
+// side is one build's selected objects, sorted by path.
+type side struct {
+	objects  []*object
+	warnings []string
+}
+
+func loadSide(dir, pattern string) (*side, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("codediff: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("codediff: %s: not a directory", dir)
+	}
+	s := &side{}
+	paths, keys, fallback, err := selectObjects(dir, pattern)
+	if err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("codediff: no object files in %s: neither %s nor *.o match", dir, pattern)
+	}
+	if fallback {
+		s.warnings = append(s.warnings, fmt.Sprintf("%s: nothing matches %s; compared the directory's own *.o", dir, pattern))
+	}
+
+	s.objects = make([]*object, len(paths))
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for i := range paths {
+		g.Go(func() error {
+			o, err := readObject(paths[i], keys[i])
+			if err != nil {
+				return fmt.Errorf("codediff: %w", err)
+			}
+			s.objects[i] = o
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	sort.Slice(s.objects, func(i, j int) bool { return s.objects[i].path < s.objects[j].path })
+	for _, o := range s.objects {
+		for _, w := range o.warnings {
+			s.warnings = append(s.warnings, o.path+": "+w)
+		}
+	}
+	return s, nil
+}
+
+// selectObjects returns the object files to compare in dir and the key of
+// each. Objects found by the fallback get the key they would have had under
+// the pattern's directory, so a build tree compares with a directory of
+// objects.
+func selectObjects(dir, pattern string) (paths, keys []string, fallback bool, err error) {
+	paths, err = filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("codediff: objects pattern %q: %w", pattern, err)
+	}
+	paths = regularFiles(paths)
+	keyDir := ""
+	if len(paths) == 0 {
+		fallback = true
+		if paths, err = filepath.Glob(filepath.Join(dir, "*.o")); err != nil {
+			return nil, nil, false, fmt.Errorf("codediff: %s: %w", dir, err)
+		}
+		paths = regularFiles(paths)
+		if d := path.Dir(filepath.ToSlash(pattern)); d != "." && !hasMeta(d) {
+			keyDir = d
+		}
+	}
+	for _, p := range paths {
+		k := filepath.ToSlash(mustRel(dir, p))
+		if keyDir != "" {
+			k = path.Join(keyDir, path.Base(k))
+		}
+		keys = append(keys, k)
+	}
+	return paths, keys, fallback, nil
+}
+
+func regularFiles(paths []string) []string {
+	return slices.DeleteFunc(paths, func(p string) bool {
+		st, err := os.Stat(p)
+		return err == nil && !st.Mode().IsRegular()
+	})
+}
+
+func hasMeta(p string) bool { return strings.ContainsAny(p, `*?[\`) }
+
+// mustRel is filepath.Rel for a path known to lie under dir, as Glob's
+// results do.
+func mustRel(dir, p string) string {
+	r, err := filepath.Rel(dir, p)
+	if err != nil {
+		return p
+	}
+	return r
+}
+
+// compareSides matches functions by object and name and compares each pair.
+func compareSides(base, head *side) *Report {
+	rep := &Report{
+		BaseObjects: len(base.objects),
+		HeadObjects: len(head.objects),
+		Changed:     []FuncDiff{},
+		Added:       []Func{},
+		Removed:     []Func{},
+		Warnings:    []string{},
+	}
+	for _, w := range base.warnings {
+		rep.Warnings = append(rep.Warnings, "base: "+w)
+	}
+	for _, w := range head.warnings {
+		rep.Warnings = append(rep.Warnings, "head: "+w)
+	}
+	bf, hf := funcsByKey(base), funcsByKey(head)
+	for _, k := range sortedKeys(bf, hf) {
+		b, h := bf[k], hf[k]
+		switch {
+		case h == nil:
+			rep.Removed = append(rep.Removed, Func{Object: k.object, Name: k.name, Size: len(b.code)})
+		case b == nil:
+			rep.Added = append(rep.Added, Func{Object: k.object, Name: k.name, Size: len(h.code)})
+		default:
+			rep.Compared++
+			if same(b, h) {
+				rep.Identical++
+				continue
+			}
+			id := k.object + ":" + k.name
+			rep.Changed = append(rep.Changed, FuncDiff{
+				Object:   k.object,
+				Name:     k.name,
+				BaseSize: len(b.code),
+				HeadSize: len(h.code),
+				Diff:     unified("base/"+id, "head/"+id, b.listing(), h.listing()),
+			})
+		}
+	}
+	return rep
+}
+
+type funcKey struct{ object, name string }
+
+func funcsByKey(s *side) map[funcKey]*function {
+	m := map[funcKey]*function{}
+	for _, o := range s.objects {
+		for _, f := range o.funcs {
+			m[funcKey{o.path, f.name}] = f
+		}
+	}
+	return m
+}
+
+func sortedKeys(a, b map[funcKey]*function) []funcKey {
+	var keys []funcKey
+	for k := range a {
+		keys = append(keys, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].object != keys[j].object {
+			return keys[i].object < keys[j].object
+		}
+		return keys[i].name < keys[j].name
+	})
+	return keys
+}
+
+// same reports whether two functions are the same machine code: equal bytes
+// outside reference sites, and the same references at the same places.
+func same(a, b *function) bool {
+	if !bytes.Equal(a.masked, b.masked) || len(a.refs) != len(b.refs) {
+		return false
+	}
+	for i, ra := range a.refs {
+		rb := b.refs[i]
+		if ra.off != rb.off || ra.size != rb.size || ra.kind != rb.kind || ra.target != rb.target {
+			return false
+		}
+	}
+	return true
+}
