@@ -151,8 +151,8 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	if err := copyTree(s.Source, tmp); err != nil {
 		return nil, fmt.Errorf("build %s: copy source: %w", s.Label, err)
 	}
-	var env []string
-	env = append(env, Env()...)
+	// LC_ALL=C: compiler messages in plain ASCII, the same on every machine.
+	env := append([]string{"LC_ALL=C"}, Env()...)
 	if b.CCache {
 		env = append(env, "CC=ccache gcc", "CCACHE_DIR="+filepath.Join(b.CacheDir, "ccache"),
 			"CCACHE_BASEDIR="+tmp, "CCACHE_NOHASHDIR=1")

@@ -55,7 +55,7 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 			}
 		}
 	}
-	b, err := newBuilder(r)
+	b, err := newBuilder(ctx, r)
 	if err != nil {
 		return err
 	}
@@ -124,7 +124,7 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 }
 
 // newBuilder makes the builder of --builder.
-func newBuilder(r *Run) (*builders.Builder, error) {
+func newBuilder(ctx context.Context, r *Run) (*builders.Builder, error) {
 	b := &builders.Builder{CacheDir: r.Cache}
 	switch r.Config.Builder {
 	case "host":
@@ -132,7 +132,7 @@ func newBuilder(r *Run) (*builders.Builder, error) {
 		if _, err := exec.LookPath("ccache"); err == nil {
 			b.CCache = true
 		}
-		if slices.Contains(r.Config.Variants, "zts") && r.Config.Profile == "mysql" {
+		if slices.Contains(r.Config.Variants, "zts") {
 			apxs, err := exec.LookPath("apxs2")
 			if err != nil {
 				apxs, err = exec.LookPath("apxs")
@@ -142,8 +142,23 @@ func newBuilder(r *Run) (*builders.Builder, error) {
 			}
 			b.Apxs = apxs
 		}
+	case "docker":
+		c, err := builders.NewDockerClient(ctx)
+		if err != nil {
+			return nil, err
+		}
+		r.Progress.Step("docker: preparing the build image")
+		img, err := builders.EnsureBuildImage(ctx, c, builders.ImageOptions{CacheDir: r.Cache, Log: r.Log})
+		if err != nil {
+			return nil, err
+		}
+		d := &builders.Docker{Client: c, Image: img, Mounts: []string{r.Cache}}
+		if os.Getuid() != 0 {
+			d.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+		}
+		b.Exec, b.CCache, b.Apxs = d, true, "/usr/bin/apxs2"
 	default:
-		return nil, fmt.Errorf("builder %q is not available in this version", r.Config.Builder)
+		return nil, fmt.Errorf("unknown builder %q", r.Config.Builder)
 	}
 	return b, nil
 }

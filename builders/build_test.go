@@ -1,0 +1,202 @@
+package builders
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fakeTree writes a source tree shaped like a release tarball whose
+// configure and Makefile are tiny: make compiles main.c with the real gcc
+// and writes a sapi/cli/php script that answers -v and -m like PHP. Every
+// configure run appends to COUNT, so a test can tell whether a build ran.
+func fakeTree(t *testing.T, mainC string) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"configure": `#!/bin/sh
+echo "$@" > configure.args
+echo configured >> "$COUNT"
+ts=NTS
+case "$*" in *--enable-zts*) ts=ZTS;; esac
+echo "TS=$ts" > Makefile.vars
+`,
+		"Makefile": `include Makefile.vars
+all:
+	$(CC) -c $(CFLAGS) main.c -o main.o
+	mkdir -p sapi/cli
+	printf '#!/bin/sh\ncase "$$2" in -v) echo "PHP 8.2.99 (cli) ($(TS))";; -m) printf "[PHP Modules]\\nCore\\nmysqli\\nmysqlnd\\nPDO\\npdo_mysql\\n";; esac\n' > sapi/cli/php
+	chmod +x sapi/cli/php
+`,
+		"main.c": mainC,
+	}
+	for name, body := range files {
+		mode := os.FileMode(0o644)
+		if name == "configure" {
+			mode = 0o755
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func count(t *testing.T, file string) int {
+	b, err := os.ReadFile(file)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "configured")
+}
+
+func TestBuildAndCache(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	counter := filepath.Join(t.TempDir(), "count")
+	t.Setenv("COUNT", counter)
+	cache := t.TempDir()
+	b := &Builder{Exec: &Host{}, CacheDir: cache}
+	src := fakeTree(t, "int main(void) { return 0; }\n")
+	ctx := context.Background()
+
+	for _, v := range []Variant{NTS, ZTS} {
+		spec := Spec{Label: "base/" + string(v), Source: src, TreeHash: "tree1", Variant: v, Profile: ProfileMySQL, Jobs: 1}
+		first, err := b.Build(ctx, spec)
+		if err != nil {
+			t.Fatalf("%s: %v", v, err)
+		}
+		want := "(" + strings.ToUpper(string(v)) + ")"
+		if !first.OK || first.Cached || !strings.Contains(first.PHPVersion, want) {
+			t.Errorf("%s: first build = ok %v cached %v version %q", v, first.OK, first.Cached, first.PHPVersion)
+		}
+		args, _ := os.ReadFile(filepath.Join(first.Dir, "configure.args"))
+		if v == ZTS && !strings.Contains(string(args), "--enable-zts --disable-zend-signals") {
+			t.Errorf("zts configure args = %q", args)
+		}
+		// Same tree, variant and flags: nothing is built again.
+		again, err := b.Build(ctx, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !again.Cached || again.Dir != first.Dir || again.Key != first.Key {
+			t.Errorf("%s: re-run = cached %v dir %s, want the cached %s", v, again.Cached, again.Dir, first.Dir)
+		}
+	}
+	if n := count(t, counter); n != 2 {
+		t.Errorf("configure ran %d times, want 2 (once per variant)", n)
+	}
+	// The source tree is never written.
+	if _, err := os.Stat(filepath.Join(src, "main.o")); !os.IsNotExist(err) {
+		t.Error("the build wrote into its source tree")
+	}
+	// Only finished entries and their locks are in the cache.
+	entries, _ := filepath.Glob(filepath.Join(cache, "builds", "*.tmp-*"))
+	if len(entries) > 0 {
+		t.Errorf("temporary build dirs left: %v", entries)
+	}
+}
+
+func TestBuildCompileError(t *testing.T) {
+	t.Setenv("COUNT", filepath.Join(t.TempDir(), "count"))
+	b := &Builder{Exec: &Host{}, CacheDir: t.TempDir()}
+	src := fakeTree(t, "int main(void) {\n\treturn 0\n}\n")
+	var log bytes.Buffer
+	res, err := b.Build(context.Background(), Spec{Label: "head/nts", Source: src, TreeHash: "broken", Variant: NTS, Profile: ProfileMySQL, Log: &log})
+	if !errors.Is(err, ErrBuildFailed) {
+		t.Fatalf("Build = %v, want ErrBuildFailed", err)
+	}
+	if res == nil || res.OK {
+		t.Fatalf("result = %+v, want a failed build", res)
+	}
+	want := []CompileError{{File: "main.c", Line: 2, Column: 17, Message: "expected ';' before '}' token"}}
+	if d := cmp.Diff(want, res.Errors); d != "" {
+		t.Errorf("compile errors (-want +got):\n%s\nlog:\n%s", d, log.String())
+	}
+	if !strings.Contains(res.Failure, "make") {
+		t.Errorf("failure = %q, want the make step named", res.Failure)
+	}
+	// A failed build is not cached.
+	if _, err := os.Stat(filepath.Join(b.CacheDir, "builds", res.Key)); !os.IsNotExist(err) {
+		t.Error("a failed build was cached")
+	}
+}
+
+func TestHostExec(t *testing.T) {
+	h := &Host{}
+	ctx := context.Background()
+	var out bytes.Buffer
+	runErr, execErr := h.Exec(ctx, Cmd{Args: []string{"sh", "-c", "echo hi; exit 3"}, Output: &out})
+	var ee *ExitError
+	if execErr != nil || !errors.As(runErr, &ee) || ee.Code != 3 || out.String() != "hi\n" {
+		t.Errorf("exit 3: runErr %v execErr %v out %q", runErr, execErr, out.String())
+	}
+	runErr, execErr = h.Exec(ctx, Cmd{Args: []string{"/nonexistent/program"}})
+	if runErr != nil || execErr == nil {
+		t.Errorf("missing program: runErr %v execErr %v, want only execErr", runErr, execErr)
+	}
+
+	// Cancelling kills the whole process tree, not only the leader.
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	cctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		h.Exec(cctx, Cmd{Args: []string{"sh", "-c", "sleep 300 & echo $! > " + pidFile + "; wait"}})
+		close(done)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, err := os.ReadFile(pidFile); err == nil && len(bytes.TrimSpace(b)) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the child never started")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	pid, _ := os.ReadFile(pidFile)
+	time.Sleep(100 * time.Millisecond)
+	if _, err := os.Stat("/proc/" + strings.TrimSpace(string(pid))); err == nil {
+		stat, _ := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/stat")
+		if !strings.Contains(string(stat), ") Z ") {
+			t.Errorf("the grandchild sleep (pid %s) survived cancellation", pid)
+		}
+	}
+}
+
+func TestConfigureArgs(t *testing.T) {
+	nts, _ := ConfigureArgs(ProfileMySQL, NTS, "")
+	zts, _ := ConfigureArgs(ProfileMySQL, ZTS, "/usr/bin/apxs2")
+	want := "--disable-all --enable-mysqlnd --with-mysqli --enable-pdo --with-pdo-mysql --disable-cgi --disable-phpdbg --without-valgrind"
+	if got := strings.Join(nts, " "); got != want {
+		t.Errorf("mysql/nts = %q, want %q", got, want)
+	}
+	if got := strings.Join(zts, " "); got != want+" --enable-zts --disable-zend-signals --with-apxs2=/usr/bin/apxs2" {
+		t.Errorf("mysql/zts = %q", got)
+	}
+	off, _ := ConfigureArgs(ProfileOfficial, ZTS, "")
+	if s := strings.Join(off, " "); !strings.Contains(s, "--enable-embed") || !strings.Contains(s, "--with-pdo-mysql") {
+		t.Errorf("official/zts = %q, want --enable-embed and pdo_mysql", s)
+	}
+	if _, err := ConfigureArgs("nope", NTS, ""); err == nil {
+		t.Error("unknown profile accepted")
+	}
+	line := ConfigureLine(nts)
+	if !strings.HasPrefix(line, "CFLAGS='-fstack-protector-strong -fpic -fpie -O2 -D_LARGEFILE_SOURCE -D_FILE_OFFSET_BITS=64' CPPFLAGS='") {
+		t.Errorf("configure line = %q", line)
+	}
+}
