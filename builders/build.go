@@ -28,6 +28,7 @@ import (
 // Spec is what to build.
 type Spec struct {
 	Label    string // e.g. "PHP-8.2 base/nts", for logs
+	Side     string // "base" or "head": recorded, not used to build
 	Source   string // the source tree (it is copied, never written)
 	TreeHash string // the git tree hash of Source: its identity
 	Variant  Variant
@@ -39,6 +40,7 @@ type Spec struct {
 // Build is a finished (or failed) build. It is part of results.json.
 type Build struct {
 	Label         string         `json:"label"`
+	Side          string         `json:"side"`
 	Variant       Variant        `json:"variant"`
 	Profile       Profile        `json:"profile"`
 	Executor      string         `json:"executor"`
@@ -126,7 +128,7 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	}
 	defer unlock()
 	if cached, err := readBuild(dir); err == nil {
-		cached.Label, cached.Cached = s.Label, true
+		cached.Label, cached.Side, cached.Cached = s.Label, s.Side, true
 		fmt.Fprintf(s.Log, "cached build %s in %s\n", key, dir)
 		return cached, nil
 	}
@@ -138,7 +140,7 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	}
 	defer os.RemoveAll(tmp)
 	res := &Build{
-		Label: s.Label, Variant: s.Variant, Profile: s.Profile, Executor: b.Exec.String(),
+		Label: s.Label, Side: s.Side, Variant: s.Variant, Profile: s.Profile, Executor: b.Exec.String(),
 		TreeHash: s.TreeHash, Key: key, ConfigureLine: ConfigureLine(args),
 	}
 	res.Compiler, _ = b.Exec.ID(ctx)

@@ -77,13 +77,14 @@ type StageResult struct {
 
 // TargetResult is what was found for one target (master, PHP-8.4, ...).
 type TargetResult struct {
-	Name   string            `json:"name"`
-	Repo   string            `json:"repo"`
-	Base   CommitRef         `json:"base"`
-	Head   CommitRef         `json:"head"`
-	Trees  Trees             `json:"trees"`
-	Builds []*builders.Build `json:"builds,omitempty"`
-	Errors []string          `json:"errors,omitempty"`
+	Name     string            `json:"name"`
+	Repo     string            `json:"repo"`
+	Base     CommitRef         `json:"base"`
+	Head     CommitRef         `json:"head"`
+	Trees    Trees             `json:"trees"`
+	Builds   []*builders.Build `json:"builds,omitempty"`
+	CodeDiff *CodeDiffResult   `json:"codediff,omitempty"`
+	Errors   []string          `json:"errors,omitempty"`
 }
 
 // CommitRef names a commit and how it was chosen.

@@ -79,7 +79,7 @@ func Stages() []Stage {
 	return []Stage{
 		checkoutStage{},
 		buildStage{},
-		notYet("codediff"),
+		codediffStage{},
 		notYet("tests"),
 		notYet("bench"),
 		notYet("report"),

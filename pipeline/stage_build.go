@@ -47,6 +47,7 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 			for _, v := range r.Config.Variants {
 				jobs = append(jobs, buildJob{t: t, side: side, spec: builders.Spec{
 					Label:    fmt.Sprintf("%s %s/%s", t.Name, side, v),
+					Side:     side,
 					Source:   src,
 					TreeHash: c.TreeHash.String(),
 					Variant:  builders.Variant(v),
