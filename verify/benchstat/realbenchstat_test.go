@@ -66,12 +66,7 @@ func writeBench(t *testing.T, path string, data map[arm][][]float64, n int) {
 	t.Helper()
 	var buf bytes.Buffer
 	w := benchfmt.NewWriter(&buf)
-	w.WriteConfig(
-		benchfmt.Config{Key: "goos", Value: "linux"},
-		benchfmt.Config{Key: "goarch", Value: "amd64"},
-		benchfmt.Config{Key: "pkg", Value: "github.com/patchproof/patchproof/bench"},
-		benchfmt.Config{Key: "cpu", Value: "test"},
-	)
+	w.WriteConfig(benchfmt.HostConfig("github.com/patchproof/patchproof/bench")...)
 	w.WriteUnit(benchfmt.Unit{Name: "locks/req", Meta: []benchfmt.Config{{Key: "assume", Value: "exact"}}})
 	for i := range n {
 		for _, b := range []string{"base", "head"} {

@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"unicode"
@@ -66,6 +68,44 @@ func (r Result) Value(unit string) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// Values returns the values in unit of every result named name, in file
+// order: pass order, when each pass wrote one line per arm.
+func (f File) Values(name, unit string) []float64 {
+	var vs []float64
+	for _, r := range f.Results {
+		if r.Name != name {
+			continue
+		}
+		if v, ok := r.Value(unit); ok {
+			vs = append(vs, v)
+		}
+	}
+	return vs
+}
+
+// HostConfig returns the header benchstat expects, describing this
+// machine: goos, goarch, pkg (as given) and cpu, the model name from
+// /proc/cpuinfo where there is one.
+func HostConfig(pkg string) []Config {
+	cs := []Config{{"goos", runtime.GOOS}, {"goarch", runtime.GOARCH}, {"pkg", pkg}}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		if cpu := cpuModel(string(b)); cpu != "" {
+			cs = append(cs, Config{"cpu", cpu})
+		}
+	}
+	return cs
+}
+
+func cpuModel(cpuinfo string) string {
+	for _, line := range strings.Split(cpuinfo, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(k) == "model name" {
+			return strings.Join(strings.Fields(v), " ")
+		}
+	}
+	return ""
 }
 
 // A Writer writes the Go benchmark format. Its first error sticks: later

@@ -3,6 +3,7 @@ package benchfmt
 import (
 	"bytes"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,6 +85,9 @@ func TestWriteGolden(t *testing.T) {
 	if diff := cmp.Diff(wantResults, f.Results); diff != "" {
 		t.Errorf("Read results (-want +got):\n%s", diff)
 	}
+	if diff := cmp.Diff([]float64{0.2612, 0.2655}, f.Values("BenchmarkSelect20/build=base/stats=on", "ms-cpu/req")); diff != "" {
+		t.Errorf("Values (-want +got):\n%s", diff)
+	}
 	if got, ok := f.Results[1].Value("locks/req"); !ok || got != 771 {
 		t.Errorf("Value(locks/req) = %v, %v; want 771, true", got, ok)
 	}
@@ -159,6 +163,20 @@ func TestWriteErrors(t *testing.T) {
 				t.Errorf("next write: %v, want the first error %v", err2, err)
 			}
 		})
+	}
+}
+
+func TestHostConfig(t *testing.T) {
+	got := HostConfig("p")
+	if len(got) < 3 || got[0].Key != "goos" || got[1].Key != "goarch" || got[2] != (Config{"pkg", "p"}) {
+		t.Errorf("HostConfig = %v", got)
+	}
+	if err := NewWriter(io.Discard).WriteConfig(got...); err != nil {
+		t.Errorf("HostConfig does not write: %v", err)
+	}
+	cpuinfo := "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)  CPU @ 2.20GHz\n"
+	if got := cpuModel(cpuinfo); got != "Intel(R) Xeon(R) CPU @ 2.20GHz" {
+		t.Errorf("cpuModel = %q", got)
 	}
 }
 
