@@ -23,6 +23,7 @@ type Config struct {
 	Head string // head ref; with PR, refs/pull/N/head
 
 	BackportTo []string          // branches to apply the change to (PHP-8.4, ...)
+	Target     string            // run only this target of the plan (one CI job per target)
 	Backports  map[string]string // branch -> an explicit backport ref
 
 	Variants []string // nts, zts

@@ -25,6 +25,9 @@ type Target struct {
 	Base             plumbing.Hash // merge-base of Head and BranchTip
 	Head             plumbing.Hash
 
+	// How a backport target was made; nil for the PR's own target.
+	Backport *BackportResult
+
 	// Set by the checkout stage.
 	BaseTree, HeadTree string
 	// Set by the build stage, one per side and variant.
@@ -65,7 +68,26 @@ func plan(ctx context.Context, cfg *Config, cache string, log io.Writer) ([]*Tar
 		repo.Close()
 		return nil, err
 	}
-	return []*Target{t}, nil
+	backports, err := planBackports(ctx, cfg, t)
+	if err != nil {
+		repo.Close()
+		return nil, err
+	}
+	targets := append([]*Target{t}, backports...)
+	if cfg.Target != "" {
+		var picked []*Target
+		for _, t := range targets {
+			if t.Name == cfg.Target {
+				picked = append(picked, t)
+			}
+		}
+		if len(picked) == 0 {
+			repo.Close()
+			return nil, &InputError{"--target " + cfg.Target, errors.New("no such target in the plan")}
+		}
+		targets = picked
+	}
+	return targets, nil
 }
 
 func resolveTarget(repo *checkout.Repo, baseRef, headRef string) (*Target, error) {

@@ -84,6 +84,7 @@ type TargetResult struct {
 	Trees    Trees             `json:"trees"`
 	Builds   []*builders.Build `json:"builds,omitempty"`
 	CodeDiff *CodeDiffResult   `json:"codediff,omitempty"`
+	Backport *BackportResult   `json:"backport,omitempty"`
 	Errors   []string          `json:"errors,omitempty"`
 }
 

@@ -33,7 +33,7 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 	var jobs []buildJob
 	for _, t := range r.Targets {
 		if t.BaseTree == "" || t.HeadTree == "" {
-			return Skip("no source trees: checkout did not finish")
+			continue // a backport that did not apply, or checkout failed
 		}
 		for _, side := range []string{"base", "head"} {
 			src, commit := t.BaseTree, t.Base
@@ -55,6 +55,9 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 				}})
 			}
 		}
+	}
+	if len(jobs) == 0 {
+		return Skip("no source trees: checkout did not finish")
 	}
 	b, err := newBuilder(ctx, r)
 	if err != nil {

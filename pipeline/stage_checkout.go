@@ -21,8 +21,15 @@ func (checkoutStage) Run(ctx context.Context, r *Run) error {
 	if len(r.Targets) == 0 {
 		return errors.New("no targets: planning did not finish")
 	}
+	var conflicts []string
 	for _, t := range r.Targets {
 		res := r.targetResult(t)
+		if t.Head.IsZero() {
+			// A backport that did not apply: reported, not built.
+			conflicts = append(conflicts, fmt.Sprintf("%s: %s", t.Name, t.Backport.Error))
+			r.Progress.Step("%s: backport does not apply: %s", t.Name, t.Backport.Error)
+			continue
+		}
 		for _, side := range []struct {
 			name string
 			h    plumbing.Hash
@@ -45,6 +52,9 @@ func (checkoutStage) Run(ctx context.Context, r *Run) error {
 		res.Trees = Trees{Base: relPath(r.Dir, t.BaseTree), Head: relPath(r.Dir, t.HeadTree)}
 		r.save()
 	}
+	if len(conflicts) > 0 {
+		return fmt.Errorf("backports do not apply: %s: %w", strings.Join(conflicts, "; "), ErrCheckFailed)
+	}
 	return nil
 }
 
@@ -56,12 +66,19 @@ func (r *Run) targetResult(t *Target) *TargetResult {
 		return t.Result
 	}
 	t.Result = &TargetResult{
-		Name: t.Name,
-		Repo: r.Result.Settings.Repo,
-		Base: CommitRef{Ref: t.BaseRef, Commit: t.Base.String(), BranchTip: t.BranchTip.String(), IsMergeBase: true},
-		Head: CommitRef{Ref: t.HeadRef, Commit: t.Head.String()},
+		Name:     t.Name,
+		Repo:     r.Result.Settings.Repo,
+		Base:     CommitRef{Ref: t.BaseRef, Commit: t.Base.String(), BranchTip: t.BranchTip.String(), IsMergeBase: true},
+		Head:     CommitRef{Ref: t.HeadRef, Commit: t.Head.String()},
+		Backport: t.Backport,
+	}
+	if t.Head.IsZero() {
+		t.Result.Head.Commit = ""
 	}
 	for _, c := range []*CommitRef{&t.Result.Base, &t.Result.Head} {
+		if c.Commit == "" {
+			continue
+		}
 		if commit, err := t.Repo.Commit(plumbing.NewHash(c.Commit)); err == nil {
 			c.Subject, _, _ = strings.Cut(commit.Message, "\n")
 			c.Tree = commit.TreeHash.String()

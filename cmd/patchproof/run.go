@@ -20,6 +20,7 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&cfg.Base, "base", "", "base branch or `REF`")
 	fs.StringVar(&cfg.Head, "head", "", "head `REF` (with --pr: refs/pull/N/head)")
 	fs.StringVar(&backportTo, "backport-to", "", "apply the change to these `BRANCHES` too (comma-separated)")
+	fs.StringVar(&cfg.Target, "target", "", "run only the target `NAME` of the plan (a base branch), as one CI job of several")
 	fs.Var(backports, "backport", "an explicit backport `BRANCH=REF` (repeatable)")
 	fs.StringVar(&variants, "variants", "nts,zts", "thread-safety `VARIANTS` to build")
 	fs.StringVar(&cfg.Builder, "builder", "host", "where to build: host or docker")
