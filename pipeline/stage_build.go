@@ -1,9 +1,11 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -79,9 +82,14 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 				return err
 			}
 			defer f.Close()
-			j.spec.Log, j.spec.Jobs = f, makeJobs
+			counter := &compileCounter{w: f}
+			j.spec.Log, j.spec.Jobs = counter, makeJobs
 			r.Progress.Step("%s: building (make -j%d, log logs/%s)", j.spec.Label, makeJobs, name)
+			stop := heartbeat(r.Progress, 30*time.Second, func() string {
+				return fmt.Sprintf("%s: %d files compiled", j.spec.Label, counter.count())
+			})
 			res, err := b.Build(gctx, j.spec)
+			stop()
 			results[i], errs[i] = res, err
 			logMu.Lock()
 			defer logMu.Unlock()
@@ -165,4 +173,55 @@ func newBuilder(ctx context.Context, r *Run) (*builders.Builder, error) {
 		return nil, fmt.Errorf("unknown builder %q", r.Config.Builder)
 	}
 	return b, nil
+}
+
+// compileCounter passes a build log through and counts compiler
+// invocations, for the progress display.
+type compileCounter struct {
+	w       io.Writer
+	mu      sync.Mutex
+	n       int
+	partial []byte
+}
+
+func (c *compileCounter) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	c.partial = append(c.partial, p...)
+	for {
+		i := bytes.IndexByte(c.partial, '\n')
+		if i < 0 {
+			break
+		}
+		if bytes.Contains(c.partial[:i], []byte(" -c ")) {
+			c.n++
+		}
+		c.partial = c.partial[i+1:]
+	}
+	c.mu.Unlock()
+	return c.w.Write(p)
+}
+
+func (c *compileCounter) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n
+}
+
+// heartbeat shows status() every interval until stop is called, so a long
+// step is never silent.
+func heartbeat(p *Progress, every time.Duration, status func() string) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				p.Step("%s", status())
+			}
+		}
+	}()
+	return func() { close(done) }
 }
