@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/pipeline"
+)
+
+// The end-to-end tests read the run that scripts/test makes first: the real
+// demo (Debian's PHP 8.2.32 source, the atomic-statistics patch), through
+// every stage, with PATCHPROOF_E2E_OUT naming its --out.
+func e2eResult(t *testing.T) (*pipeline.Result, string) {
+	t.Helper()
+	out := os.Getenv("PATCHPROOF_E2E_OUT")
+	if out == "" {
+		t.Skip("PATCHPROOF_E2E_OUT is not set: scripts/test runs the demo first, then these tests")
+	}
+	res, err := pipeline.ReadResult(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, out
+}
+
+func TestE2EDemo(t *testing.T) {
+	res, _ := e2eResult(t)
+	if len(res.Targets) != 1 {
+		t.Fatalf("%d targets, want 1", len(res.Targets))
+	}
+	tg := res.Targets[0]
+	if tg.Base.Ref != "PHP-8.2" || tg.Head.Ref != "mysqlnd-atomic-stats" || !tg.Base.IsMergeBase {
+		t.Errorf("commits = %+v / %+v", tg.Base, tg.Head)
+	}
+	if tg.Base.Commit == "" || tg.Head.Commit == "" || tg.Base.Commit == tg.Head.Commit {
+		t.Errorf("base %q and head %q must be two commits", tg.Base.Commit, tg.Head.Commit)
+	}
+
+	// Four working builds, each the variant asked for, with the MySQL
+	// extensions.
+	var labels []string
+	for _, b := range tg.Builds {
+		labels = append(labels, b.Side+"/"+string(b.Variant))
+		want := "(" + strings.ToUpper(string(b.Variant)) + ")"
+		if !b.OK || !strings.Contains(b.PHPVersion, want) {
+			t.Errorf("%s: ok %v, php -v %q, want %s", b.Label, b.OK, b.PHPVersion, want)
+		}
+		for _, m := range []string{"mysqlnd", "mysqli", "PDO", "pdo_mysql"} {
+			if !slices.Contains(b.PHPModules, m) {
+				t.Errorf("%s: php -m lacks %s", b.Label, m)
+			}
+		}
+		if b.Variant == builders.ZTS && b.Module == "" {
+			t.Errorf("%s: no Apache module", b.Label)
+		}
+	}
+	slices.Sort(labels)
+	if got := strings.Join(labels, " "); got != "base/nts base/zts head/nts head/zts" {
+		t.Errorf("builds = %s", got)
+	}
+
+	// NTS: every mysqlnd function the same machine code (FACTS: 484 in 8.2.32).
+	cd := tg.CodeDiff
+	if cd == nil || cd.NTS == nil {
+		t.Fatal("no NTS machine-code comparison")
+	}
+	if !cd.NTS.AllIdentical() || cd.NTS.Compared != 484 || cd.NTS.Identical != 484 {
+		t.Errorf("NTS: %s (compared %d), want 484/484 identical", cd.NTS.Summary(), cd.NTS.Compared)
+	}
+	// ZTS: the change shows, in the statistics code.
+	if cd.ZTS == nil || len(cd.ZTS.Changed) == 0 {
+		t.Fatal("ZTS: no touched functions listed")
+	}
+	var touched []string
+	for _, c := range cd.ZTS.Changed {
+		touched = append(touched, c.Name)
+	}
+	if !slices.Contains(touched, "mysqlnd_stats_init") {
+		t.Errorf("ZTS touched %v, want mysqlnd_stats_init among them", touched)
+	}
+}
+
+// A re-run on the same commits builds nothing.
+func TestE2ERerunIsCached(t *testing.T) {
+	_, _ = e2eResult(t)
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := patchproof(context.Background(), &stdout, &stderr, []string{"run", "--stages", "checkout,build", "--out", out})
+	if err != nil {
+		t.Fatalf("re-run: %v\n%s", err, stderr.String())
+	}
+	res, err := pipeline.ReadResult(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range res.Targets[0].Builds {
+		if !b.Cached {
+			t.Errorf("%s was built again", b.Label)
+		}
+	}
+}
+
+// A syntax error in a mysqlnd file gives a failed build that names the file
+// and line.
+func TestE2ECompileError(t *testing.T) {
+	_, out := e2eResult(t)
+	trees, _ := filepath.Glob(filepath.Join(out, "src", "PHP-8.2-base-*"))
+	if len(trees) != 1 {
+		t.Fatalf("base tree: %v", trees)
+	}
+	src := filepath.Join(t.TempDir(), "php")
+	if out, err := exec.Command("cp", "-a", trees[0], src).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
+	file := filepath.Join(src, "ext/mysqlnd/mysqlnd_statistics.c")
+	code, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(code), "\n")
+	const broken = 206 // the sprintf of mysqlnd_fill_stats_hash
+	lines[broken-1] = "\tthis is not C;"
+	os.WriteFile(file, []byte(strings.Join(lines, "\n")), 0o644)
+
+	cache, _ := os.UserCacheDir()
+	if d := os.Getenv("PATCHPROOF_CACHE"); d != "" {
+		cache = d
+	} else {
+		cache = filepath.Join(cache, "patchproof")
+	}
+	b := &builders.Builder{Exec: &builders.Host{}, CacheDir: cache, CCache: true}
+	var log bytes.Buffer
+	res, err := b.Build(context.Background(), builders.Spec{
+		Label: "broken/nts", Source: src, TreeHash: "broken-e2e", Variant: builders.NTS, Profile: builders.ProfileMySQL, Jobs: 2, Log: &log,
+	})
+	if !errors.Is(err, builders.ErrBuildFailed) {
+		t.Fatalf("Build = %v, want a failed build", err)
+	}
+	if len(res.Errors) == 0 || res.Errors[0].File != "ext/mysqlnd/mysqlnd_statistics.c" || res.Errors[0].Line != broken {
+		t.Errorf("errors = %+v, want ext/mysqlnd/mysqlnd_statistics.c:%d first", res.Errors, broken)
+	}
+}
