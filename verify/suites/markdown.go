@@ -1,0 +1,184 @@
+package suites
+
+import (
+	"bufio"
+	"fmt"
+	"html"
+	"io"
+	"strings"
+	"time"
+)
+
+// WriteMarkdown writes the test-suite section of the report: counts and
+// durations per build and suite, then the regressions with an excerpt of
+// their diffs, the flakes, the fixes, the changed skips, the tests that ran
+// on one build only and the failures both builds share.
+func WriteMarkdown(w io.Writer, c Comparison, runs []*RunResult) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "#### Test suites: %s vs %s\n\n", c.Base, c.Head)
+	writeCounts(bw, runs)
+
+	switch n := len(c.Regressions); {
+	case n == 0:
+		fmt.Fprintf(bw, "**No regression.** %d tests gave the same result on both builds", c.Same)
+		if u := len(c.UnchangedFailures); u > 0 {
+			fmt.Fprintf(bw, "; %d fail on both (the environment, not the change)", u)
+		}
+		fmt.Fprint(bw, ".\n\n")
+	default:
+		fmt.Fprintf(bw, "**%d %s**%s:\n\n", n, plural(n, "regression", "regressions"), rerunNote(c))
+		for _, ch := range c.Regressions {
+			writeChangeDetails(bw, c, ch)
+		}
+	}
+	if len(c.Flakes) > 0 {
+		fmt.Fprintf(bw, "**%d %s** (results varied across %d re-runs; not counted as regressions):\n\n",
+			len(c.Flakes), plural(len(c.Flakes), "flake", "flakes"), c.Reruns)
+		fmt.Fprintf(bw, "| test | was | %s runs | %s runs |\n|---|---|---|---|\n", cell(c.Base), cell(c.Head))
+		for _, ch := range c.Flakes {
+			fmt.Fprintf(bw, "| `%s` | %s | %s | %s |\n", ch.Test, ch.Kind, runsText(ch.BaseRuns), runsText(ch.HeadRuns))
+		}
+		fmt.Fprintln(bw)
+	}
+	writeList(bw, c, "Fixed", c.Fixes)
+	writeList(bw, c, "Skipped on one build", c.ChangedSkips)
+	writeList(bw, c, "Ran on "+c.Base+" only", c.OnlyBase)
+	writeList(bw, c, "Ran on "+c.Head+" only", c.OnlyHead)
+	if len(c.UnchangedFailures) > 0 {
+		fmt.Fprintf(bw, "<details><summary>%d %s on both builds (environment)</summary>\n\n",
+			len(c.UnchangedFailures), plural(len(c.UnchangedFailures), "failure", "failures"))
+		for _, ch := range c.UnchangedFailures {
+			fmt.Fprintf(bw, "- `%s`: %s%s\n", ch.Test, ch.Head, reasonText(ch.Reason))
+		}
+		fmt.Fprint(bw, "\n</details>\n\n")
+	}
+	return bw.Flush()
+}
+
+func writeCounts(w io.Writer, runs []*RunResult) {
+	fmt.Fprintln(w, "| build | suite | pass | fail | skip | xfail | bork | leak | warn | total | time |")
+	fmt.Fprintln(w, "|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
+	row := func(build, suite string, c Counts, secs float64) {
+		fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %s |\n",
+			build, suite, c.Pass, c.Fail, c.Skip, c.XFail, c.Bork, c.Leak+c.XLeak, c.Warn, c.Total, duration(secs))
+	}
+	for _, r := range runs {
+		for _, s := range r.Suites {
+			row(cell(r.Build), cell(s.Suite), s.Counts, s.DurationSeconds)
+		}
+		if len(r.Suites) > 1 {
+			row("**"+cell(r.Build)+"**", "**all**", r.Counts, r.DurationSeconds)
+		}
+	}
+	fmt.Fprintln(w)
+	for _, r := range runs {
+		for _, warning := range r.Warnings {
+			fmt.Fprintf(w, "> [!WARNING]\n> %s: %s\n\n", cell(r.Build), warning)
+		}
+	}
+}
+
+func writeChangeDetails(w io.Writer, c Comparison, ch Change) {
+	fmt.Fprintf(w, "<details><summary><code>%s</code>: %s → %s%s</summary>\n\n",
+		html.EscapeString(ch.Test), outcomeText(ch.Base), outcomeText(ch.Head), html.EscapeString(runsSummary(c, ch)))
+	if ch.Reason != "" {
+		fmt.Fprintf(w, "%s\n\n", html.EscapeString(ch.Reason))
+	}
+	if ch.Diff != "" {
+		fence := fenceFor(ch.Diff)
+		fmt.Fprintf(w, "%sdiff\n%s\n%s\n\n", fence, strings.TrimRight(ch.Diff, "\n"), fence)
+	}
+	fmt.Fprint(w, "</details>\n\n")
+}
+
+func writeList(w io.Writer, c Comparison, title string, list []Change) {
+	if len(list) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "**%s** (%d):\n\n", cell(title), len(list))
+	for _, ch := range list {
+		fmt.Fprintf(w, "- `%s`: %s → %s%s%s\n", ch.Test, outcomeText(ch.Base), outcomeText(ch.Head), runsSummary(c, ch), reasonText(ch.Reason))
+	}
+	fmt.Fprintln(w)
+}
+
+func rerunNote(c Comparison) string {
+	if c.Reruns == 0 {
+		return " (not re-run)"
+	}
+	return fmt.Sprintf(" (each confirmed by %d re-runs per build)", c.Reruns)
+}
+
+func runsSummary(c Comparison, ch Change) string {
+	if len(ch.BaseRuns) == 0 && len(ch.HeadRuns) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%s: %s; %s: %s)", c.Base, runsText(ch.BaseRuns), c.Head, runsText(ch.HeadRuns))
+}
+
+// runsText shows the outcomes of a test's runs: "pass ×3" when they agree,
+// else each in turn.
+func runsText(runs []Outcome) string {
+	if len(runs) > 1 && uniform(runs) {
+		return fmt.Sprintf("%s ×%d", runs[0], len(runs))
+	}
+	s := make([]string, len(runs))
+	for i, o := range runs {
+		s[i] = string(o)
+	}
+	return strings.Join(s, " ")
+}
+
+func outcomeText(o Outcome) string {
+	if o == "" {
+		return "absent"
+	}
+	return string(o)
+}
+
+func reasonText(r string) string {
+	if r == "" {
+		return ""
+	}
+	r = strings.Join(strings.Fields(r), " ")
+	if rs := []rune(r); len(rs) > 160 {
+		r = string(rs[:160]) + "…"
+	}
+	return " — " + cell(r)
+}
+
+// cell makes text safe inside a table cell or a list item.
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	s = strings.ReplaceAll(s, "<", "&lt;")
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+// fenceFor returns a code fence longer than any backtick run in s.
+func fenceFor(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
+}
+
+func duration(secs float64) string {
+	d := time.Duration(secs * float64(time.Second))
+	if d < time.Minute {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,145 @@
+package phptests
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/patchproof/patchproof/verify/suites"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// goldenRoot is the tree run-tests ran in when testdata/real was recorded
+// (PHP 8.2.32 NTS, MariaDB 10.11 started by workloads/mysqld): the status
+// files name tests by absolute path under it.
+const goldenRoot = "/tmp/pp-golden/a/tree"
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s\n(go test -update rewrites it)", name, diff)
+	}
+}
+
+// TestParseRealRun parses the status and JUnit files of a real full run of
+// both suites into per-test results, pinned by a golden file, and checks
+// the counts against run-tests' own summary of that run.
+func TestParseRealRun(t *testing.T) {
+	tests := []struct {
+		suite string
+		want  suites.Counts // from run-tests' summary in testdata/real/run-tests.log
+	}{
+		{"ext_mysqli_tests", suites.Counts{Total: 448, Pass: 405, Fail: 2, Skip: 38, XFail: 3}},
+		{"ext_pdo_mysql_tests", suites.Counts{Total: 236, Pass: 224, Fail: 2, Skip: 9, XFail: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.suite, func(t *testing.T) {
+			st, err := os.Open(filepath.Join("testdata", "real", tt.suite+".status.txt"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer st.Close()
+			entries, warnings, err := parseStatus(st, goldenRoot)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(warnings) > 0 {
+				t.Errorf("warnings: %v", warnings)
+			}
+			jf, err := os.Open(filepath.Join("testdata", "real", tt.suite+".junit.xml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer jf.Close()
+			junit, err := parseJUnit(jf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// No .diff files here: the diffs come from the JUnit file.
+			got := suites.NewSuiteRun(strings.ReplaceAll(tt.suite, "_tests", "/tests"), results(t.TempDir(), entries, junit), 0)
+			if diff := cmp.Diff(tt.want, got.Counts); diff != "" {
+				t.Errorf("counts (-run-tests' summary +parsed):\n%s", diff)
+			}
+			for _, r := range got.Tests {
+				if strings.HasPrefix(r.Name, "/") {
+					t.Errorf("%+v: want a tree-relative name", r)
+				}
+				if (r.Outcome == suites.Fail) != (r.Diff != "") {
+					t.Errorf("%s: outcome %s with diff %q", r.Name, r.Outcome, r.Diff)
+				}
+			}
+			var b strings.Builder
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(got); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, tt.suite+".results.golden.json", []byte(b.String()))
+		})
+	}
+}
+
+func TestParseStatus(t *testing.T) {
+	in := "PASSED\t/r/ext/mysqli/tests/a.phpt\n" +
+		"\n" +
+		"XFAILED\t# /r/ext/pdo_mysql/tests/common.phpt: /r/ext/pdo/tests/pdo_022.phpt\n" +
+		"EXPLODED\t/r/ext/mysqli/tests/b.phpt\n"
+	got, warnings, err := parseStatus(strings.NewReader(in), "/r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []statusEntry{
+		{Name: "ext/mysqli/tests/a.phpt", Outcome: suites.Pass, Raw: "PASSED"},
+		{Name: "ext/pdo/tests/pdo_022.phpt", Via: "ext/pdo_mysql/tests/common.phpt", Outcome: suites.XFail, Raw: "XFAILED"},
+		{Name: "ext/mysqli/tests/b.phpt", Outcome: suites.Bork, Raw: "EXPLODED"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("parseStatus (-want +got):\n%s", diff)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "EXPLODED") {
+		t.Errorf("warnings = %q, want one naming EXPLODED", warnings)
+	}
+	for _, bad := range []string{"PASSED /no/tab.phpt\n", "PASSED\t# /r/a.phpt /r/b.phpt\n"} {
+		if _, _, err := parseStatus(strings.NewReader(bad), "/r"); err == nil {
+			t.Errorf("parseStatus(%q) succeeded", bad)
+		}
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	var long []string
+	for i := 0; i < 100; i++ {
+		long = append(long, "001+ line")
+	}
+	tests := []struct {
+		name, in, want string
+	}{
+		{"short", "a\nb\n", "a\nb"},
+		{"many lines", strings.Join(long, "\n"), strings.Join(long[:maxDiffLines], "\n") + "\n… (40 more lines)"},
+		{"one huge line", strings.Repeat("x", 10000), strings.Repeat("x", maxLineBytes) + "…"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, excerpt(tt.in)); diff != "" {
+				t.Errorf("excerpt (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
