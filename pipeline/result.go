@@ -85,6 +85,7 @@ type TargetResult struct {
 	Builds   []*builders.Build `json:"builds,omitempty"`
 	CodeDiff *CodeDiffResult   `json:"codediff,omitempty"`
 	Backport *BackportResult   `json:"backport,omitempty"`
+	Tests    *TestsResult      `json:"tests,omitempty"`
 	Errors   []string          `json:"errors,omitempty"`
 }
 

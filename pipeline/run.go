@@ -80,7 +80,7 @@ func Stages() []Stage {
 		checkoutStage{},
 		buildStage{},
 		codediffStage{},
-		notYet("tests"),
+		testsStage{},
 		notYet("bench"),
 		notYet("report"),
 	}

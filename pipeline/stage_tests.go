@@ -1,0 +1,189 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/verify/suites"
+	"github.com/patchproof/patchproof/workloads/mysqld"
+	"github.com/patchproof/patchproof/workloads/phptests"
+)
+
+// TestsResult is the test-suite check of a target: every build's runs, and
+// base vs head per variant.
+type TestsResult struct {
+	Runs        []*suites.RunResult  `json:"runs"`
+	Comparisons []*VariantComparison `json:"comparisons"`
+	Server      string               `json:"server"` // what the suites ran against
+	Errors      []string             `json:"errors,omitempty"`
+}
+
+// VariantComparison is base vs head of one variant.
+type VariantComparison struct {
+	Variant    builders.Variant  `json:"variant"`
+	Comparison suites.Comparison `json:"comparison"`
+}
+
+// deflakeRuns is how many times each differing test is re-run per build.
+const deflakeRuns = 3
+
+// testsStage runs ext/mysqlnd, ext/mysqli and ext/pdo_mysql on every build
+// against a MariaDB the stage starts, then compares base and head.
+type testsStage struct{}
+
+func (testsStage) String() string { return "tests" }
+
+type suiteJob struct {
+	t     *Target
+	build *builders.Build
+	name  string // e.g. PHP-8.2-base-nts
+}
+
+func (testsStage) Run(ctx context.Context, r *Run) error {
+	var jobs []suiteJob
+	for _, t := range r.Targets {
+		for _, b := range t.Builds {
+			if b.OK {
+				jobs = append(jobs, suiteJob{t: t, build: b, name: fmt.Sprintf("%s-%s-%s", safeName(t.Name), b.Side, b.Variant)})
+			}
+		}
+	}
+	if len(jobs) == 0 {
+		return Skip("no successful builds")
+	}
+	r.Progress.Step("starting MariaDB")
+	db, err := mysqld.Start(ctx, mysqld.Options{Dir: filepath.Join(r.Dir, "mysql"), Log: r.Log})
+	if err != nil {
+		return err
+	}
+	defer db.Stop()
+	server := db.Version
+	if err := os.MkdirAll(filepath.Join(r.Dir, "tests"), 0o755); err != nil {
+		return err
+	}
+	var rounds atomic.Int64 // names each re-run's private copy and database
+
+	runOne := func(ctx context.Context, j suiteJob, tests []string, round int) (*suites.RunResult, error) {
+		dbName := strings.NewReplacer("-", "_", ".", "_").Replace(fmt.Sprintf("pp_%s_%d", j.name, round))
+		if err := db.CreateDatabase(ctx, dbName); err != nil {
+			return nil, err
+		}
+		work := filepath.Join(r.Dir, "tests", fmt.Sprintf("%s-%d", j.name, round))
+		logf, err := os.Create(work + ".log")
+		if err != nil {
+			return nil, err
+		}
+		defer logf.Close()
+		return phptests.Run(ctx, phptests.Options{
+			Build: j.name, PHP: j.build.PHP, SrcDir: j.build.Dir, WorkDir: work, Tests: tests, Log: logf,
+			DB: phptests.DB{Host: db.Host, Port: db.Port, Socket: db.Socket, User: db.User, Password: db.Password, Database: dbName},
+		})
+	}
+
+	runs := make([]*suites.RunResult, len(jobs))
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(r.Config.Jobs)
+	var mu sync.Mutex
+	for i, j := range jobs {
+		g.Go(func() error {
+			r.Progress.Step("%s: running the suites", j.name)
+			run, err := runOne(gctx, j, nil, 0)
+			if err != nil {
+				return fmt.Errorf("suites on %s: %w", j.name, err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			runs[i] = run
+			r.Progress.Step("%s: %s in %.0fs", j.name, countsText(run.Counts), run.DurationSeconds)
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+
+	// A run that did not really exercise the server is infrastructure, not
+	// a pass.
+	var infra []string
+	for _, run := range runs {
+		if err := suites.Guard(run, suites.GuardOptions{}); err != nil {
+			infra = append(infra, err.Error())
+		}
+	}
+
+	var regressions []string
+	for _, t := range r.Targets {
+		res := &TestsResult{Server: server}
+		for i, j := range jobs {
+			if j.t == t {
+				res.Runs = append(res.Runs, runs[i])
+			}
+		}
+		for _, v := range r.Config.Variants {
+			base, head := findRun(jobs, runs, t, "base", builders.Variant(v)), findRun(jobs, runs, t, "head", builders.Variant(v))
+			if base == nil || head == nil {
+				continue
+			}
+			c := suites.Compare(base, head)
+			rerun := func(ctx context.Context, build string, tests []string) (map[string]suites.TestResult, error) {
+				for _, j := range jobs {
+					if j.name == build {
+						round := int(rounds.Add(1))
+						r.Progress.Step("%s: re-running %d differing tests", build, len(tests))
+						run, err := runOne(ctx, j, tests, round)
+						if err != nil {
+							return nil, err
+						}
+						return run.ByName(), nil
+					}
+				}
+				return nil, fmt.Errorf("no build %s", build)
+			}
+			dc, err := suites.Deflake(ctx, c, deflakeRuns, rerun)
+			if err != nil {
+				res.Errors = append(res.Errors, err.Error())
+				dc = c
+			}
+			res.Comparisons = append(res.Comparisons, &VariantComparison{Variant: builders.Variant(v), Comparison: dc})
+			for _, reg := range dc.Regressions {
+				regressions = append(regressions, fmt.Sprintf("%s %s: %s", t.Name, v, reg.Test))
+			}
+		}
+		r.mu.Lock()
+		r.targetResult(t).Tests = res
+		r.mu.Unlock()
+		r.save()
+		if len(res.Errors) > 0 {
+			return errors.New(strings.Join(res.Errors, "; "))
+		}
+	}
+	if len(infra) > 0 {
+		return errors.New(strings.Join(infra, "; "))
+	}
+	if len(regressions) > 0 {
+		return fmt.Errorf("%d tests regressed: %s: %w", len(regressions), strings.Join(regressions, ", "), ErrCheckFailed)
+	}
+	return nil
+}
+
+func findRun(jobs []suiteJob, runs []*suites.RunResult, t *Target, side string, v builders.Variant) *suites.RunResult {
+	for i, j := range jobs {
+		if j.t == t && j.build.Side == side && j.build.Variant == v {
+			return runs[i]
+		}
+	}
+	return nil
+}
+
+func countsText(c suites.Counts) string {
+	return fmt.Sprintf("%d tests: %d pass, %d fail, %d skip, %d xfail, %d bork, %d leak", c.Total, c.Pass, c.Fail, c.Skip, c.XFail, c.Bork, c.Leak)
+}
