@@ -1,0 +1,99 @@
+package builders
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+)
+
+// dockerForTest connects to the engine scripts/test starts, and makes (once,
+// then cached) the build image.
+func dockerForTest(t *testing.T, cache string) *Docker {
+	t.Helper()
+	ctx := context.Background()
+	c, err := NewDockerClient(ctx)
+	if err != nil {
+		t.Skipf("no Docker engine (scripts/test starts one): %v", err)
+	}
+	t.Cleanup(func() { c.Close() })
+	var log bytes.Buffer
+	img, err := EnsureBuildImage(ctx, c, ImageOptions{CacheDir: cache, Log: &log})
+	if err != nil {
+		t.Fatalf("build image: %v\n%s", err, log.String())
+	}
+	return &Docker{Client: c, Image: img}
+}
+
+func testCache(t *testing.T) string {
+	if d := os.Getenv("PATCHPROOF_CACHE"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(d, "patchproof")
+}
+
+func patchproofContainers(t *testing.T, d *Docker) int {
+	list, err := d.Client.ContainerList(context.Background(), container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", "patchproof=build"))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(list)
+}
+
+func TestDockerExec(t *testing.T) {
+	d := dockerForTest(t, testCache(t))
+	ctx := context.Background()
+	var out bytes.Buffer
+	runErr, execErr := d.Exec(ctx, Cmd{Args: []string{"sh", "-c", "echo hi; echo err >&2; exit 3"}, Output: &out})
+	var ee *ExitError
+	if execErr != nil || !errors.As(runErr, &ee) || ee.Code != 3 {
+		t.Errorf("exit 3: runErr %v execErr %v", runErr, execErr)
+	}
+	if got := out.String(); !strings.Contains(got, "hi\n") || !strings.Contains(got, "err\n") {
+		t.Errorf("output %q, want both streams", got)
+	}
+	runErr, execErr = d.Exec(ctx, Cmd{Args: []string{"/nonexistent/program"}})
+	if runErr != nil || execErr == nil {
+		t.Errorf("missing program: runErr %v execErr %v, want only execErr", runErr, execErr)
+	}
+	// Cancelled mid-command: Exec returns and the container is gone.
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	start := time.Now()
+	_, execErr = d.Exec(cctx, Cmd{Args: []string{"sleep", "300"}})
+	if execErr == nil || time.Since(start) > 60*time.Second {
+		t.Errorf("cancelled sleep: execErr %v after %v", execErr, time.Since(start))
+	}
+	if n := patchproofContainers(t, d); n != 0 {
+		t.Errorf("%d patchproof containers left", n)
+	}
+}
+
+func TestDockerBuild(t *testing.T) {
+	cache := t.TempDir()
+	d := dockerForTest(t, testCache(t))
+	d.Mounts = []string{cache}
+	b := &Builder{Exec: d, CacheDir: cache, CCache: true}
+	src := fakeTree(t, "int main(void) { return 0; }\n")
+	res, err := b.Build(context.Background(), Spec{Label: "base/zts", Source: src, TreeHash: "t", Variant: ZTS, Profile: ProfileMySQL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.OK || !strings.Contains(res.PHPVersion, "(ZTS)") || !strings.HasPrefix(res.Compiler, "docker/sha256:") {
+		t.Errorf("docker build = ok %v version %q compiler %q", res.OK, res.PHPVersion, res.Compiler)
+	}
+	if res.Executor != "docker" {
+		t.Errorf("executor = %q", res.Executor)
+	}
+}
