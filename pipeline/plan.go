@@ -59,6 +59,9 @@ func plan(ctx context.Context, cfg *Config, cache string, log io.Writer) ([]*Tar
 	}
 	refs := []string{base, head}
 	refs = append(refs, cfg.BackportTo...)
+	for _, ref := range cfg.Backports {
+		refs = append(refs, ref)
+	}
 	repo, err := checkout.Open(ctx, remote, cache, refs, log)
 	if err != nil {
 		return nil, inputErr(remote, err)
