@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -39,6 +40,13 @@ type Config struct {
 
 	Post   bool // post the PR comment and commit status
 	DryRun bool // print what would be posted instead
+	// GitHubAPI is the REST API root posts go to: "" means
+	// $PATCHPROOF_GITHUB_API, else https://api.github.com/.
+	GitHubAPI string
+
+	// Getenv reads the environment: the GitHub token, $GITHUB_RUN_ID,
+	// $GITHUB_STEP_SUMMARY. nil means os.Getenv.
+	Getenv func(string) string
 
 	Stdout, Stderr io.Writer
 }
@@ -67,6 +75,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.Stderr == nil {
 		c.Stderr = io.Discard
+	}
+	if c.Getenv == nil {
+		c.Getenv = os.Getenv
+	}
+	if c.GitHubAPI == "" {
+		c.GitHubAPI = c.Getenv("PATCHPROOF_GITHUB_API")
 	}
 }
 
@@ -101,6 +115,9 @@ func (c *Config) validate() error {
 	}
 	if c.PR < 0 {
 		return &InputError{fmt.Sprintf("--pr %d", c.PR), fmt.Errorf("not a pull request number")}
+	}
+	if c.Post && c.PR == 0 {
+		return &InputError{"--post", fmt.Errorf("there is no pull request to post to: give --pr N, or post a finished run with 'patchproof report --post --pr N --repo URL'")}
 	}
 	if !c.Demo() && c.PR == 0 && (c.Base == "" || c.Head == "") {
 		return &InputError{"--repo " + c.Repo, fmt.Errorf("--base and --head are needed with --repo")}

@@ -82,7 +82,7 @@ func Stages() []Stage {
 		codediffStage{},
 		testsStage{},
 		notYet("bench"),
-		notYet("report"),
+		reportStage{},
 	}
 }
 
@@ -174,24 +174,12 @@ func finish(ctx context.Context, r *Run) {
 	res := r.Result
 	now := time.Now().UTC().Truncate(time.Second)
 	res.FinishedAt = &now
-	var failed, errored []string
-	for _, s := range res.Stages {
-		switch s.Status {
-		case StatusFailed:
-			failed = append(failed, s.Name)
-		case StatusError:
-			errored = append(errored, s.Name+": "+s.Error)
-		}
-	}
-	switch {
-	case ctx.Err() != nil:
+	if ctx.Err() != nil {
 		res.Status, res.ExitCode, res.Error = StatusError, 2, "interrupted"
-	case len(errored) > 0:
-		res.Status, res.ExitCode, res.Error = StatusError, 2, strings.Join(errored, "; ")
-	case len(failed) > 0:
-		res.Status, res.ExitCode, res.Error = StatusFailed, 1, "checks failed: "+strings.Join(failed, ", ")
-	default:
-		res.Status, res.ExitCode = StatusPassed, 0
+	} else {
+		// The same verdict the report stage rendered, now that it has run.
+		v := stageVerdict(res.Stages)
+		res.Status, res.ExitCode, res.Error = v.Status, v.ExitCode(), v.Reason
 	}
 	r.save()
 }

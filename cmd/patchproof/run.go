@@ -33,6 +33,7 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&cfg.Objects, "objects", "ext/mysqlnd/*.o", "object files to compare, a `GLOB` relative to a build")
 	fs.BoolVar(&cfg.Post, "post", false, "post the summary comment and commit status on the PR")
 	fs.BoolVar(&cfg.DryRun, "dry-run", false, "with --post: print what would be posted")
+	fs.StringVar(&cfg.GitHubAPI, "github-api", "", "GitHub REST API `URL` to post to (default $PATCHPROOF_GITHUB_API, else https://api.github.com/)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -1,0 +1,891 @@
+package pipeline
+
+import (
+	"cmp"
+	"fmt"
+	"html"
+	"io"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/verify/codediff"
+)
+
+// This file renders the report: one Markdown summary of one or more Results
+// (one per target or job), for summary.md, $GITHUB_STEP_SUMMARY and the PR
+// comment. It reads Results only, so a results.json written by another job
+// renders the same as the run in hand; the output depends on nothing else
+// (no clock, no map order), which is what the golden test checks.
+
+// Verdict is the outcome of one or more runs: the report's headline, the
+// commit status and the exit status.
+type Verdict struct {
+	Status Status // StatusPassed, StatusFailed or StatusError
+	Reason string // what failed or could not run; "" when passed
+}
+
+// ExitCode is patchproof's exit status for v: 0 passed, 1 a check failed,
+// 2 could not run.
+func (v Verdict) ExitCode() int {
+	switch v.Status {
+	case StatusPassed:
+		return 0
+	case StatusFailed:
+		return 1
+	}
+	return 2
+}
+
+// verdictSeverity orders statuses for merging: could not run is worse than a
+// failed check, which is worse than a pass.
+func verdictSeverity(s Status) int {
+	switch s {
+	case StatusPassed:
+		return 0
+	case StatusFailed:
+		return 1
+	}
+	return 2
+}
+
+// stageVerdict is a run's verdict from its stages. A stage still running
+// (the report, while it renders) does not count.
+func stageVerdict(stages []*StageResult) Verdict {
+	var failed, errored []string
+	for _, s := range stages {
+		switch s.Status {
+		case StatusFailed:
+			failed = append(failed, s.Name)
+		case StatusError:
+			errored = append(errored, s.Name+": "+s.Error)
+		}
+	}
+	switch {
+	case len(errored) > 0:
+		return Verdict{StatusError, strings.Join(errored, "; ")}
+	case len(failed) > 0:
+		return Verdict{StatusFailed, "checks failed: " + strings.Join(failed, ", ")}
+	}
+	return Verdict{Status: StatusPassed}
+}
+
+// resultVerdict is one Result's verdict: its final status once the run has
+// finished, else what its stages say so far.
+func resultVerdict(res *Result) Verdict {
+	switch res.Status {
+	case StatusPassed, StatusFailed, StatusError:
+		return Verdict{res.Status, res.Error}
+	}
+	return stageVerdict(res.Stages)
+}
+
+// VerdictOf is the verdict of results taken together: the worst of each
+// one's, with the reasons of those that are that bad.
+func VerdictOf(results []*Result) Verdict {
+	if len(results) == 0 {
+		return Verdict{StatusError, "no results"}
+	}
+	worst := Verdict{Status: StatusPassed}
+	var reasons []string
+	for _, res := range results {
+		v := resultVerdict(res)
+		if verdictSeverity(v.Status) > verdictSeverity(worst.Status) {
+			worst.Status, reasons = v.Status, nil
+		}
+		if v.Status == worst.Status && v.Reason != "" {
+			if len(results) > 1 {
+				v.Reason = jobName(res) + ": " + v.Reason
+			}
+			reasons = append(reasons, v.Reason)
+		}
+	}
+	worst.Reason = strings.Join(reasons, "; ")
+	return worst
+}
+
+// jobName names a Result among several by its targets.
+func jobName(res *Result) string {
+	var names []string
+	for _, t := range res.Targets {
+		names = append(names, t.Name)
+	}
+	if len(names) == 0 {
+		return "(no target)"
+	}
+	return strings.Join(names, "+")
+}
+
+// RenderSummary writes the Markdown summary of results: the verdict, an
+// overview row per target, then per target the machine-code comparison, the
+// builds and the other checks, the stages with a chart of where the time
+// went, and the commits, settings and machine. Several Results (one per job)
+// render as one report.
+func RenderSummary(w io.Writer, results []*Result) error {
+	return renderSummary(w, results, renderOptions{})
+}
+
+// renderOptions vary the summary.
+type renderOptions struct {
+	// compact leaves out the disassembly diffs, for a comment that would
+	// exceed GitHub's size limit with them.
+	compact bool
+}
+
+func renderSummary(w io.Writer, results []*Result, opt renderOptions) error {
+	p := &summaryWriter{opt: opt}
+	targets := sortedTargets(results)
+	v := VerdictOf(results)
+	p.headline(results, targets, v)
+	for _, t := range targets {
+		p.target(t)
+	}
+	for _, res := range results {
+		p.stages(res, len(results) > 1)
+	}
+	p.footer(results, targets)
+	if p.err != nil {
+		return fmt.Errorf("render summary: %w", p.err)
+	}
+	_, err := io.WriteString(w, p.b.String())
+	return err
+}
+
+// summaryWriter accumulates the summary; the first error of a section's Markdown
+// method is kept.
+type summaryWriter struct {
+	b   strings.Builder
+	err error
+	opt renderOptions
+}
+
+func (p *summaryWriter) f(format string, a ...any) { fmt.Fprintf(&p.b, format, a...) }
+
+// markdown writes a section rendered by its own Markdown method.
+func (p *summaryWriter) markdown(md func(io.Writer) error) {
+	if err := md(&p.b); err != nil && p.err == nil {
+		p.err = err
+	}
+	p.blank()
+}
+
+// blank ends the current block with exactly one blank line.
+func (p *summaryWriter) blank() {
+	s := p.b.String()
+	switch {
+	case s == "", strings.HasSuffix(s, "\n\n"):
+	case strings.HasSuffix(s, "\n"):
+		p.b.WriteString("\n")
+	default:
+		p.b.WriteString("\n\n")
+	}
+}
+
+// A target of one of the Results, with the Result it came from.
+type jobTarget struct {
+	*TargetResult
+	res *Result
+}
+
+// sortedTargets lists the targets of all results: master first, then
+// release branches newest first (PHP-8.5, PHP-8.4, ...), then the rest by
+// name; ties keep the order of the results.
+func sortedTargets(results []*Result) []jobTarget {
+	var ts []jobTarget
+	for _, res := range results {
+		for _, t := range res.Targets {
+			ts = append(ts, jobTarget{t, res})
+		}
+	}
+	slices.SortStableFunc(ts, func(a, b jobTarget) int { return compareTargets(a.Name, b.Name) })
+	return ts
+}
+
+func compareTargets(a, b string) int {
+	ra, va := targetRank(a)
+	rb, vb := targetRank(b)
+	if c := cmp.Compare(ra, rb); c != 0 {
+		return c
+	}
+	if c := slices.Compare(vb, va); c != 0 { // newer release first
+		return c
+	}
+	return strings.Compare(a, b)
+}
+
+// targetRank puts the development branch first, then release branches
+// (with their version), then anything else.
+func targetRank(name string) (int, []int) {
+	if name == "master" || name == "main" {
+		return 0, nil
+	}
+	if v, ok := strings.CutPrefix(name, "PHP-"); ok {
+		var parts []int
+		for _, f := range strings.Split(v, ".") {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				return 2, nil
+			}
+			parts = append(parts, n)
+		}
+		return 1, parts
+	}
+	return 2, nil
+}
+
+// statusIcon is the icon of a status, so that a verdict reads at a glance.
+func statusIcon(s Status) string {
+	switch s {
+	case StatusPassed:
+		return "✅"
+	case StatusFailed:
+		return "❌"
+	case StatusError:
+		return "⚠️"
+	case StatusSkipped:
+		return "⏭️"
+	case StatusNotAvailable:
+		return "➖"
+	case StatusRunning:
+		return "⏳"
+	}
+	return "❔"
+}
+
+// notChecks are stages that check nothing themselves.
+var notChecks = []string{"checkout", "report"}
+
+func (p *summaryWriter) headline(results []*Result, targets []jobTarget, v Verdict) {
+	ran, notRun := checksRun(results)
+	checked := false
+	for _, s := range ran {
+		if !slices.Contains(notChecks, s) {
+			checked = true
+		}
+	}
+	switch {
+	case v.Status == StatusPassed && !checked:
+		p.f("## ⚪ patchproof: nothing was checked\n\n")
+	case v.Status == StatusPassed:
+		p.f("## ✅ patchproof: passed\n\n")
+	case v.Status == StatusFailed:
+		p.f("## ❌ patchproof: a check failed\n\n")
+	default:
+		p.f("## ⚠️ patchproof: could not run\n\n")
+	}
+	p.f("%s\n\n", subject(results, targets))
+
+	if v.Status != StatusPassed {
+		n := 0
+		for _, res := range results {
+			for _, s := range res.Stages {
+				if s.Status != StatusFailed && s.Status != StatusError {
+					continue
+				}
+				label := s.Name
+				if len(results) > 1 {
+					label = jobName(res) + " " + s.Name
+				}
+				what := "failed"
+				if s.Status == StatusError {
+					what = "could not run"
+				}
+				p.f("- %s **%s** %s: %s\n", statusIcon(s.Status), mdText(label), what, mdText(stageMessage(s.Error)))
+				n++
+			}
+		}
+		if n == 0 {
+			p.f("- %s %s\n", statusIcon(v.Status), mdText(v.Reason))
+		}
+		p.blank()
+	}
+	if len(ran) > 0 {
+		p.f("Ran: %s.", strings.Join(ran, ", "))
+	}
+	if len(notRun) > 0 {
+		if len(ran) > 0 {
+			p.f(" ")
+		}
+		p.f("Not run: %s.", mdText(strings.Join(notRun, ", ")))
+	}
+	p.blank()
+	for _, res := range results {
+		for _, w := range res.Warnings {
+			p.f("> [!WARNING]\n> %s\n\n", mdText(w))
+		}
+	}
+	p.overview(targets)
+}
+
+// subject says what was validated: the PR, or the repository and refs.
+func subject(results []*Result, targets []jobTarget) string {
+	var parts []string
+	s := results[0].Settings
+	switch {
+	case s.Demo:
+		parts = append(parts, "The bundled demo: "+mdText(s.Repo))
+	case s.PR > 0:
+		ref := fmt.Sprintf("#%d", s.PR)
+		if owner, name, _, ok := parseRepoURL(s.Repo); ok {
+			ref = fmt.Sprintf("[%s/%s#%d](%s/pull/%d)", owner, name, s.PR, repoWeb(s.Repo), s.PR)
+		}
+		parts = append(parts, "Pull request "+ref)
+	default:
+		parts = append(parts, mdCode(s.Repo))
+	}
+	var names []string
+	for _, t := range targets {
+		names = append(names, mdText(t.Name))
+	}
+	if len(names) > 0 {
+		parts = append(parts, mdPlural(len(names), "target", "targets")+": "+strings.Join(names, ", "))
+	}
+	for _, res := range results {
+		if res.RunURL != "" {
+			parts = append(parts, fmt.Sprintf("[the run](%s)", res.RunURL))
+			break
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// checksRun lists the stages that ran in any result, and those that ran in
+// none with the reason.
+func checksRun(results []*Result) (ran, notRun []string) {
+	var order []string
+	did := map[string]bool{}
+	why := map[string]string{}
+	for _, res := range results {
+		for _, s := range res.Stages {
+			if s.Name == "report" {
+				continue
+			}
+			if !slices.Contains(order, s.Name) {
+				order = append(order, s.Name)
+			}
+			switch s.Status {
+			case StatusPassed, StatusFailed, StatusError, StatusRunning:
+				did[s.Name] = true
+			default:
+				if why[s.Name] == "" {
+					why[s.Name] = cmp.Or(s.Reason, string(s.Status))
+				}
+			}
+		}
+	}
+	for _, name := range order {
+		if did[name] {
+			ran = append(ran, name)
+		} else {
+			notRun = append(notRun, name+" ("+why[name]+")")
+		}
+	}
+	return ran, notRun
+}
+
+// stageMessage is the first line of a stage's error, without the sentinel
+// that every failed check's error ends with.
+func stageMessage(err string) string {
+	return strings.TrimSuffix(firstLine(err), ": "+ErrCheckFailed.Error())
+}
+
+// overview is one row per target: the reviewer's minute.
+func (p *summaryWriter) overview(targets []jobTarget) {
+	if len(targets) == 0 {
+		return
+	}
+	// The test-suite and benchmark columns join here once TargetResult
+	// has Tests and Bench, each from its own one-line summary.
+	p.f("| target | NTS machine code | ZTS machine code (information) | builds |\n")
+	p.f("|---|---|---|---|\n")
+	for _, t := range targets {
+		p.f("| [%s](#%s) | %s | %s | %s |\n", mdText(t.Name), headingAnchor(t.Name), ntsCell(t.CodeDiff), ztsCell(t.CodeDiff), buildsCell(t.Builds))
+	}
+	p.blank()
+}
+
+func ntsCell(cd *CodeDiffResult) string {
+	if cd == nil || cd.NTS == nil {
+		if cd != nil && len(cd.Errors) > 0 {
+			return statusIcon(StatusError) + " not compared"
+		}
+		return "not compared"
+	}
+	r := cd.NTS
+	if r.AllIdentical() {
+		return fmt.Sprintf("%s %d/%d identical", statusIcon(StatusPassed), r.Identical, r.Compared)
+	}
+	mark := "ℹ️"
+	if cd.ExpectNTSNoop {
+		mark = statusIcon(StatusFailed)
+	}
+	return fmt.Sprintf("%s %d/%d identical, %s", mark, r.Identical, r.Compared, changeCounts(r))
+}
+
+func ztsCell(cd *CodeDiffResult) string {
+	if cd == nil || cd.ZTS == nil {
+		return "not compared"
+	}
+	r := cd.ZTS
+	if r.AllIdentical() {
+		return fmt.Sprintf("%d/%d identical", r.Identical, r.Compared)
+	}
+	return fmt.Sprintf("%s (of %d)", changeCounts(r), r.Compared)
+}
+
+// changeCounts is "2 changed", "2 changed, 1 added", ...
+func changeCounts(r *codediff.Report) string {
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{len(r.Changed), "changed"}, {len(r.Added), "added"}, {len(r.Removed), "removed"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func buildsCell(bs []*builders.Build) string {
+	if len(bs) == 0 {
+		return "none"
+	}
+	ok := 0
+	for _, b := range bs {
+		if b.OK {
+			ok++
+		}
+	}
+	s := StatusPassed
+	if ok < len(bs) {
+		s = StatusFailed
+	}
+	return fmt.Sprintf("%s %d/%d built", statusIcon(s), ok, len(bs))
+}
+
+// target is one target's section.
+func (p *summaryWriter) target(t jobTarget) {
+	p.f("### %s\n\n", mdText(t.Name))
+	p.nts(t.CodeDiff)
+	p.zts(t.CodeDiff)
+	p.builds(t.Builds)
+	// The test-suite comparison and the benchmark go here, one call each,
+	// once TargetResult has them:
+	//
+	//	if t.Tests != nil { p.f("#### Test suites\n\n"); p.markdown(t.Tests.Markdown) }
+	//	if t.Bench != nil { p.f("#### Benchmark\n\n"); p.markdown(t.Bench.Markdown) }
+	//
+	// and the backport's status (applied, or the files and hunks that
+	// conflicted) once TargetResult has Backport:
+	//
+	//	if t.Backport != nil { p.f("#### Backport\n\n"); p.markdown(t.Backport.Markdown) }
+	if len(t.Errors) > 0 {
+		p.f("#### Errors\n\n")
+		for _, e := range t.Errors {
+			p.f("- %s %s\n", statusIcon(StatusError), mdText(e))
+		}
+		p.blank()
+	}
+}
+
+func (p *summaryWriter) nts(cd *CodeDiffResult) {
+	p.f("#### NTS machine code\n\n")
+	if cd == nil {
+		p.f("Not compared: the codediff stage did not run for this target.\n\n")
+		return
+	}
+	for _, e := range cd.Errors {
+		p.f("> [!WARNING]\n> Not compared: %s\n\n", mdText(e))
+	}
+	if cd.NTS == nil {
+		if len(cd.Errors) == 0 {
+			p.f("Not compared: no NTS build of both base and head.\n\n")
+		}
+		return
+	}
+	if cd.ExpectNTSNoop {
+		p.f("The verdict: the change is meant to leave NTS alone, so any changed, added or removed function fails the run.\n\n")
+	} else {
+		p.f("Information only (`--expect-nts-noop=false`).\n\n")
+	}
+	if !p.opt.compact {
+		p.markdown(cd.NTS.Markdown)
+		return
+	}
+	r := cd.NTS
+	p.f("**%s** (`%s`): %d changed, %d added, %d removed.\n\n", r.Summary(), r.Objects, len(r.Changed), len(r.Added), len(r.Removed))
+	p.funcList(r, 0)
+	if len(r.Changed) > 0 {
+		p.f("The disassembly diffs would not fit in a comment: they are in summary.md and results.json.\n\n")
+	}
+}
+
+// maxListed caps the functions listed by name in a section.
+const maxListed = 100
+
+func (p *summaryWriter) zts(cd *CodeDiffResult) {
+	if cd == nil || cd.ZTS == nil {
+		return
+	}
+	r := cd.ZTS
+	p.f("#### ZTS machine code\n\n")
+	p.f("Information: the functions the change touches under ZTS. %s.\n\n", r.Summary())
+	for _, w := range r.Warnings {
+		p.f("> warning: %s\n", mdText(w))
+	}
+	p.blank()
+	if n := len(r.Changed) + len(r.Added) + len(r.Removed); n > 0 {
+		p.f("<details><summary>%s under ZTS</summary>\n\n", html.EscapeString(changeCounts(r)))
+		p.funcList(r, maxListed)
+		p.f("</details>\n\n")
+	}
+}
+
+// funcList lists the changed, added and removed functions of r by name, at
+// most max of them (0: all).
+func (p *summaryWriter) funcList(r *codediff.Report, max int) {
+	var lines []string
+	for _, d := range r.Changed {
+		lines = append(lines, fmt.Sprintf("- %s in %s (%d → %d bytes)", mdCode(d.Name), mdCode(d.Object), d.BaseSize, d.HeadSize))
+	}
+	for _, f := range r.Added {
+		lines = append(lines, fmt.Sprintf("- added: %s in %s (%d bytes)", mdCode(f.Name), mdCode(f.Object), f.Size))
+	}
+	for _, f := range r.Removed {
+		lines = append(lines, fmt.Sprintf("- removed: %s in %s (%d bytes)", mdCode(f.Name), mdCode(f.Object), f.Size))
+	}
+	if max > 0 && len(lines) > max {
+		lines = append(lines[:max], fmt.Sprintf("- and %d more (results.json has them all)", len(lines)-max))
+	}
+	for _, l := range lines {
+		p.f("%s\n", l)
+	}
+	p.blank()
+}
+
+// maxCompileErrors caps the compiler errors shown per failed build.
+const maxCompileErrors = 5
+
+func (p *summaryWriter) builds(bs []*builders.Build) {
+	if len(bs) == 0 {
+		return
+	}
+	sorted := slices.Clone(bs)
+	slices.SortStableFunc(sorted, func(a, b *builders.Build) int {
+		return cmp.Or(cmp.Compare(a.Side, b.Side), cmp.Compare(a.Variant, b.Variant))
+	})
+	p.f("#### Builds\n\n")
+	p.f("| build | result | cached | php -v | time |\n|---|---|---|---|--:|\n")
+	for _, b := range sorted {
+		result := statusIcon(StatusPassed) + " built"
+		if !b.OK {
+			result = statusIcon(StatusFailed) + " " + mdText(firstLine(cmp.Or(b.Failure, "failed")))
+		}
+		cached := "no"
+		if b.Cached {
+			cached = "yes"
+		}
+		version := "—"
+		if b.PHPVersion != "" {
+			version = mdCode(b.PHPVersion)
+		}
+		p.f("| %s %s | %s | %s | %s | %s |\n", mdText(b.Side), mdText(string(b.Variant)), result, cached, version, fmtMS(b.DurationMS))
+	}
+	p.blank()
+	for _, b := range sorted {
+		if b.OK || len(b.Errors) == 0 {
+			continue
+		}
+		p.f("**%s %s** failed to compile; the first errors:\n\n", mdText(b.Side), mdText(string(b.Variant)))
+		var lines []string
+		for i, e := range b.Errors {
+			if i == maxCompileErrors {
+				lines = append(lines, fmt.Sprintf("... and %d more in %s", len(b.Errors)-i, cmp.Or(b.BuildLog, "the build log")))
+				break
+			}
+			place := fmt.Sprintf("%s:%d", e.File, e.Line)
+			if e.Column > 0 {
+				place += fmt.Sprintf(":%d", e.Column)
+			}
+			lines = append(lines, place+": error: "+e.Message)
+		}
+		p.fenced("text", strings.Join(lines, "\n"))
+	}
+}
+
+// fenced writes s as a fenced code block.
+func (p *summaryWriter) fenced(lang, s string) {
+	fence := "```"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	p.f("%s%s\n%s\n%s\n\n", fence, lang, strings.TrimSuffix(s, "\n"), fence)
+}
+
+// stages is the stage table of one Result, with a chart of where the time
+// went and the warnings and long errors folded.
+func (p *summaryWriter) stages(res *Result, merged bool) {
+	if len(res.Stages) == 0 {
+		return
+	}
+	if merged {
+		p.f("### Stages: %s\n\n", mdText(jobName(res)))
+	} else {
+		p.f("### Stages\n\n")
+	}
+	var shown []*StageResult
+	for _, s := range res.Stages {
+		// The report stage is the one rendering this, in a live run.
+		if s.Name == "report" && s.Status == StatusRunning {
+			continue
+		}
+		shown = append(shown, s)
+	}
+	p.chart(shown)
+	p.f("| stage | status | time | note |\n|---|---|--:|---|\n")
+	for _, s := range shown {
+		t := "—"
+		if s.StartedAt != nil {
+			t = fmtMS(s.DurationMS)
+		}
+		note := mdText(cmp.Or(stageMessage(s.Error), s.Reason))
+		if n := len(s.Warnings); n > 0 {
+			note = strings.TrimPrefix(note+"; ", "; ") + "⚠️ " + mdPlural(n, "warning", "warnings")
+		}
+		p.f("| %s | %s %s | %s | %s |\n", s.Name, statusIcon(s.Status), s.Status, t, note)
+	}
+	p.blank()
+	for _, s := range shown {
+		long := strings.Contains(strings.TrimSpace(s.Error), "\n") || len(s.Error) > 160
+		if !long && len(s.Warnings) == 0 {
+			continue
+		}
+		var what []string
+		if long {
+			what = append(what, "error")
+		}
+		if n := len(s.Warnings); n > 0 {
+			what = append(what, mdPlural(n, "warning", "warnings"))
+		}
+		p.f("<details><summary>%s: %s</summary>\n\n", html.EscapeString(s.Name), strings.Join(what, ", "))
+		if long {
+			p.fenced("text", s.Error)
+		}
+		for _, w := range s.Warnings {
+			p.f("- %s\n", mdText(w))
+		}
+		p.blank()
+		if s.Log != "" {
+			p.f("Log: `%s`\n\n", s.Log)
+		}
+		p.f("</details>\n\n")
+	}
+}
+
+// chartWidth is the longest bar, in character cells.
+const chartWidth = 24
+
+// chart draws the stages' durations as bars: where the time went reads
+// faster from bars than from a column of numbers. It is text, so it renders
+// in a PR comment.
+func (p *summaryWriter) chart(stages []*StageResult) {
+	var ran []*StageResult
+	var longest int64
+	for _, s := range stages {
+		if s.StartedAt != nil {
+			ran = append(ran, s)
+			longest = max(longest, s.DurationMS)
+		}
+	}
+	if len(ran) < 2 || longest <= 0 {
+		return
+	}
+	nameWidth := 0
+	for _, s := range ran {
+		nameWidth = max(nameWidth, len(s.Name))
+	}
+	var lines []string
+	for _, s := range ran {
+		bar := chartBar(float64(s.DurationMS) / float64(longest) * chartWidth)
+		lines = append(lines, fmt.Sprintf("%-*s %s %7s", nameWidth, s.Name, bar, fmtMS(s.DurationMS)))
+	}
+	p.fenced("text", strings.Join(lines, "\n"))
+}
+
+// chartBar draws cells character cells in eighths; anything above zero shows.
+func chartBar(cells float64) string {
+	eighths := int(cells*8 + 0.5)
+	if eighths == 0 && cells > 0 {
+		eighths = 1
+	}
+	partial := []string{"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"}
+	s := strings.Repeat("█", eighths/8) + partial[eighths%8]
+	// Pad to the width in cells: %-*s counts bytes, not cells.
+	return s + strings.Repeat(" ", max(0, chartWidth-(eighths+7)/8))
+}
+
+// footer lists the commits of every target, then per Result its version,
+// time, link, settings and machine.
+func (p *summaryWriter) footer(results []*Result, targets []jobTarget) {
+	p.f("### Commits\n\n")
+	if len(targets) > 0 {
+		p.f("| target | base | base branch | head |\n|---|---|---|---|\n")
+		for _, t := range targets {
+			web := repoWeb(t.Repo)
+			base := commitLink(web, t.Base.Commit)
+			if t.Base.IsMergeBase {
+				base += " (merge-base)"
+			}
+			branch := mdCode(t.Base.Ref)
+			if t.Base.BranchTip != "" {
+				branch += " at " + commitLink(web, t.Base.BranchTip)
+			}
+			head := commitLink(web, t.Head.Commit) + " " + mdCode(t.Head.Ref)
+			if t.Head.Subject != "" {
+				head += " " + mdText(t.Head.Subject)
+			}
+			p.f("| %s | %s | %s | %s |\n", mdText(t.Name), base, branch, head)
+		}
+		p.blank()
+	} else {
+		p.f("No target was planned.\n\n")
+	}
+	for _, res := range results {
+		label := ""
+		if len(results) > 1 {
+			label = "**" + mdText(jobName(res)) + "**: "
+		}
+		line := []string{fmt.Sprintf("%s%s %s", label, cmp.Or(res.Tool, "patchproof"), mdText(res.Version))}
+		line = append(line, "started "+res.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+		if res.FinishedAt != nil {
+			line = append(line, "took "+fmtMS(res.FinishedAt.Sub(res.StartedAt).Milliseconds()))
+		}
+		if res.RunURL != "" {
+			line = append(line, fmt.Sprintf("[run](%s)", res.RunURL))
+		}
+		p.f("%s\n\n", strings.Join(line, " · "))
+		p.settings(res)
+	}
+}
+
+func (p *summaryWriter) settings(res *Result) {
+	s, m := res.Settings, res.Machine
+	p.f("<details><summary>Settings and machine</summary>\n\n")
+	repo := mdCode(s.Repo)
+	if s.PR > 0 {
+		repo += fmt.Sprintf(" PR #%d", s.PR)
+	}
+	yes := map[bool]string{true: "yes", false: "no"}
+	p.f("- repository: %s\n", repo)
+	p.f("- variants: %s · builder: %s · profile: %s · jobs: %d\n", mdText(strings.Join(s.Variants, ", ")), mdText(s.Builder), mdText(s.Profile), s.Jobs)
+	p.f("- stages: %s · NTS must not change: %s\n", mdText(strings.Join(s.Stages, ", ")), yes[s.ExpectNTSNoop])
+	machine := fmt.Sprintf("%s, %s", cmp.Or(m.Hostname, "unknown host"), mdPlural(m.CPUs, "CPU", "CPUs"))
+	if m.CPUModel != "" {
+		machine += " (" + m.CPUModel + ")"
+	}
+	p.f("- machine: %s\n", mdText(machine))
+	if m.OS != "" || m.Kernel != "" {
+		p.f("- system: %s\n", mdText(strings.TrimSpace(m.OS+", Linux "+m.Kernel)))
+	}
+	p.f("\n</details>\n\n")
+}
+
+// commitLink is a short commit hash, linked when the repository is on the
+// web.
+func commitLink(web, commit string) string {
+	if commit == "" {
+		return "—"
+	}
+	short := commit[:min(12, len(commit))]
+	if web == "" {
+		return mdCode(short)
+	}
+	return fmt.Sprintf("[%s](%s/commit/%s)", mdCode(short), web, commit)
+}
+
+// repoWeb is the web page of a repository URL (https://host/owner/repo),
+// or "" for a local path, a file:// URL or the demo.
+func repoWeb(repo string) string {
+	owner, name, host, ok := parseRepoURL(repo)
+	if !ok {
+		return ""
+	}
+	return "https://" + host + "/" + owner + "/" + name
+}
+
+// parseRepoURL reads owner, name and host from https://host/owner/repo[.git],
+// ssh://git@host/owner/repo[.git] or git@host:owner/repo[.git].
+func parseRepoURL(repo string) (owner, name, host string, ok bool) {
+	var path string
+	switch u, err := url.Parse(repo); {
+	case err == nil && (u.Scheme == "https" || u.Scheme == "http" || u.Scheme == "ssh") && u.Host != "":
+		host, path = u.Hostname(), u.Path
+	case strings.Contains(repo, "@") && strings.Contains(repo, ":") && !strings.Contains(repo, "://"):
+		_, rest, _ := strings.Cut(repo, "@")
+		host, path, _ = strings.Cut(rest, ":")
+	default:
+		return "", "", "", false
+	}
+	parts := strings.Split(strings.Trim(strings.TrimSuffix(strings.TrimSuffix(path, "/"), ".git"), "/"), "/")
+	if len(parts) != 2 || parts[0] == "" || parts[1] == "" || host == "" {
+		return "", "", "", false
+	}
+	return parts[0], parts[1], host, true
+}
+
+// headingAnchor is the id GitHub gives a heading: lower case, spaces to hyphens,
+// punctuation other than - and _ dropped.
+func headingAnchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || ('a' <= r && r <= 'z') || ('0' <= r && r <= '9'):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// mdText makes s safe as inline Markdown on one line and in a table cell:
+// no line breaks, no column separators, no HTML.
+func mdText(s string) string {
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "|", `\|`, "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// mdCode is s as a code span, safe in a table cell.
+func mdCode(s string) string {
+	s = strings.NewReplacer("\r\n", " ", "\n", " ", "|", `\|`).Replace(s)
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
+
+// fmtMS formats milliseconds at a precision a reader needs.
+func fmtMS(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+func mdPlural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
