@@ -13,6 +13,7 @@ import (
 
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/verify/codediff"
+	"github.com/patchproof/patchproof/verify/suites"
 )
 
 // This file renders the report: one Markdown summary of one or more Results
@@ -110,7 +111,7 @@ func VerdictOf(results []*Result) Verdict {
 // jobName names a Result among several by its targets.
 func jobName(res *Result) string {
 	var names []string
-	for _, t := range res.Targets {
+	for _, t := range sortedTargets([]*Result{res}) {
 		names = append(names, t.Name)
 	}
 	if len(names) == 0 {
@@ -137,6 +138,7 @@ type renderOptions struct {
 
 func renderSummary(w io.Writer, results []*Result, opt renderOptions) error {
 	p := &summaryWriter{opt: opt}
+	results = sortedResults(results)
 	targets := sortedTargets(results)
 	v := VerdictOf(results)
 	p.headline(results, targets, v)
@@ -182,6 +184,21 @@ func (p *summaryWriter) blank() {
 	default:
 		p.b.WriteString("\n\n")
 	}
+}
+
+// sortedResults orders Results (jobs) by their first target, so that the
+// order of the files merged does not change the report.
+func sortedResults(results []*Result) []*Result {
+	first := func(res *Result) string {
+		ts := sortedTargets([]*Result{res})
+		if len(ts) == 0 {
+			return ""
+		}
+		return ts[0].Name
+	}
+	out := slices.Clone(results)
+	slices.SortStableFunc(out, func(a, b *Result) int { return compareTargets(first(a), first(b)) })
+	return out
 }
 
 // A target of one of the Results, with the Result it came from.
@@ -325,6 +342,8 @@ func subject(results []*Result, targets []jobTarget) string {
 	var parts []string
 	s := results[0].Settings
 	switch {
+	case s.Demo && strings.HasPrefix(s.Repo, "demo"):
+		parts = append(parts, "The bundled "+mdText(s.Repo))
 	case s.Demo:
 		parts = append(parts, "The bundled demo: "+mdText(s.Repo))
 	case s.PR > 0:
@@ -397,14 +416,96 @@ func (p *summaryWriter) overview(targets []jobTarget) {
 	if len(targets) == 0 {
 		return
 	}
-	// The test-suite and benchmark columns join here once TargetResult
-	// has Tests and Bench, each from its own one-line summary.
-	p.f("| target | NTS machine code | ZTS machine code (information) | builds |\n")
-	p.f("|---|---|---|---|\n")
+	var tests, backports bool
 	for _, t := range targets {
-		p.f("| [%s](#%s) | %s | %s | %s |\n", mdText(t.Name), headingAnchor(t.Name), ntsCell(t.CodeDiff), ztsCell(t.CodeDiff), buildsCell(t.Builds))
+		tests = tests || t.Tests != nil
+		backports = backports || t.Backport != nil
+	}
+	// The benchmark's column joins here once TargetResult has Bench.
+	p.f("| target | NTS machine code | ZTS machine code (information) | builds |")
+	if tests {
+		p.f(" tests |")
+	}
+	if backports {
+		p.f(" backport |")
+	}
+	p.f("\n|---|---|---|---|%s%s\n", strings.Repeat("---|", btoi(tests)), strings.Repeat("---|", btoi(backports)))
+	for _, t := range targets {
+		if t.Backport != nil && !t.Backport.Applied {
+			p.f("| [%s](#%s) | not compared | not compared | none |", mdText(t.Name), headingAnchor(t.Name))
+		} else {
+			p.f("| [%s](#%s) | %s | %s | %s |", mdText(t.Name), headingAnchor(t.Name), ntsCell(t.CodeDiff), ztsCell(t.CodeDiff), buildsCell(t.Builds))
+		}
+		if tests {
+			p.f(" %s |", testsCell(t.Tests))
+		}
+		if backports {
+			p.f(" %s |", backportCell(t.Backport))
+		}
+		p.f("\n")
 	}
 	p.blank()
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// regressed reports whether any variant's comparison has a regression.
+func (tr *TestsResult) regressed() bool {
+	for _, vc := range tr.Comparisons {
+		if vc.Comparison.Regressed() {
+			return true
+		}
+	}
+	return false
+}
+
+func testsCell(tr *TestsResult) string {
+	if tr == nil {
+		return "not run"
+	}
+	if len(tr.Comparisons) == 0 {
+		return statusIcon(StatusError) + " not compared"
+	}
+	regressions, flakes := 0, 0
+	var variants []string
+	for _, vc := range tr.Comparisons {
+		regressions += len(vc.Comparison.Regressions)
+		flakes += len(vc.Comparison.Flakes)
+		variants = append(variants, string(vc.Variant))
+	}
+	var s string
+	if regressions > 0 {
+		s = statusIcon(StatusFailed) + " " + mdPlural(regressions, "regression", "regressions")
+	} else {
+		s = statusIcon(StatusPassed) + " no regression"
+	}
+	s += " (" + strings.Join(variants, ", ") + ")"
+	if flakes > 0 {
+		s += ", " + mdPlural(flakes, "flake", "flakes")
+	}
+	if len(tr.Errors) > 0 {
+		s += ", " + statusIcon(StatusError) + " " + mdPlural(len(tr.Errors), "error", "errors")
+	}
+	return s
+}
+
+func backportCell(bp *BackportResult) string {
+	switch {
+	case bp == nil:
+		return "—"
+	case bp.Applied && bp.Explicit != "":
+		return statusIcon(StatusPassed) + " given"
+	case bp.Applied:
+		return statusIcon(StatusPassed) + " applies"
+	case len(bp.Conflicts) > 0:
+		return statusIcon(StatusFailed) + " " + mdPlural(len(bp.Conflicts), "hunk", "hunks") + " failed"
+	}
+	return statusIcon(StatusError) + " not applied"
 }
 
 func ntsCell(cd *CodeDiffResult) string {
@@ -470,25 +571,82 @@ func buildsCell(bs []*builders.Build) string {
 // target is one target's section.
 func (p *summaryWriter) target(t jobTarget) {
 	p.f("### %s\n\n", mdText(t.Name))
-	p.nts(t.CodeDiff)
-	p.zts(t.CodeDiff)
-	p.builds(t.Builds)
-	// The test-suite comparison and the benchmark go here, one call each,
-	// once TargetResult has them:
-	//
-	//	if t.Tests != nil { p.f("#### Test suites\n\n"); p.markdown(t.Tests.Markdown) }
-	//	if t.Bench != nil { p.f("#### Benchmark\n\n"); p.markdown(t.Bench.Markdown) }
-	//
-	// and the backport's status (applied, or the files and hunks that
-	// conflicted) once TargetResult has Backport:
-	//
-	//	if t.Backport != nil { p.f("#### Backport\n\n"); p.markdown(t.Backport.Markdown) }
+	if t.Backport != nil {
+		p.backport(t.Backport)
+	}
+	if t.Backport == nil || t.Backport.Applied {
+		p.nts(t.CodeDiff)
+		p.zts(t.CodeDiff)
+		p.builds(t.Builds)
+		if t.Tests != nil {
+			// Suites that agree are a line in the overview; their tables
+			// are there for whoever wants them.
+			fold := !t.Tests.regressed() && len(t.Tests.Errors) == 0
+			if fold {
+				p.f("<details><summary>Test suites: %s</summary>\n\n", testsCell(t.Tests))
+			}
+			p.tests(t.Tests)
+			if fold {
+				p.f("</details>\n\n")
+			}
+		}
+		// The benchmark goes here, one call, once TargetResult has it:
+		//
+		//	if t.Bench != nil { p.f("#### Benchmark\n\n"); p.markdown(t.Bench.Markdown) }
+	}
 	if len(t.Errors) > 0 {
 		p.f("#### Errors\n\n")
 		for _, e := range t.Errors {
 			p.f("- %s %s\n", statusIcon(StatusError), mdText(e))
 		}
 		p.blank()
+	}
+}
+
+// backport says how a backport target's head came to be, or which files
+// and hunks of the change did not apply.
+func (p *summaryWriter) backport(bp *BackportResult) {
+	p.f("#### Backport\n\n")
+	switch {
+	case bp.Applied && bp.Explicit != "":
+		p.f("%s The backport of %s's change to %s is %s, given with `--backport` (%s).\n\n",
+			statusIcon(StatusPassed), mdText(bp.From), mdText(bp.Branch), mdCode(bp.Explicit), mdCode(shortSHA(bp.Commit)))
+	case bp.Applied:
+		p.f("%s %s's change (merge-base..head) applies cleanly onto %s: commit %s.\n\n",
+			statusIcon(StatusPassed), mdText(bp.From), mdText(bp.Branch), mdCode(shortSHA(bp.Commit)))
+	case len(bp.Conflicts) > 0:
+		p.f("%s %s's change does not apply onto %s: %s failed. Nothing else was checked on this branch.\n\n",
+			statusIcon(StatusFailed), mdText(bp.From), mdText(bp.Branch), mdPlural(len(bp.Conflicts), "hunk", "hunks"))
+		p.f("| file | hunk | why |\n|---|---|---|\n")
+		for _, c := range bp.Conflicts {
+			p.f("| %s | %s | %s |\n", mdCode(c.File), mdCode(c.Hunk), mdText(c.Reason))
+		}
+		p.blank()
+	default:
+		p.f("%s %s's change could not be applied onto %s: %s\n\n",
+			statusIcon(StatusError), mdText(bp.From), mdText(bp.Branch), mdText(firstLine(bp.Error)))
+	}
+}
+
+// tests is the test-suite comparison of each variant, base vs head.
+func (p *summaryWriter) tests(tr *TestsResult) {
+	for _, vc := range tr.Comparisons {
+		var runs []*suites.RunResult
+		for _, r := range tr.Runs {
+			if r.Build == vc.Comparison.Base || r.Build == vc.Comparison.Head {
+				runs = append(runs, r)
+			}
+		}
+		p.markdown(func(w io.Writer) error { return suites.WriteMarkdown(w, vc.Comparison, runs) })
+	}
+	if len(tr.Comparisons) == 0 {
+		p.f("#### Test suites\n\nNot compared: no base and head run of the same variant.\n\n")
+	}
+	for _, e := range tr.Errors {
+		p.f("> [!WARNING]\n> %s\n\n", mdText(e))
+	}
+	if tr.Server != "" {
+		p.f("The suites ran against %s.\n\n", mdText(tr.Server))
 	}
 }
 
@@ -797,7 +955,7 @@ func (p *summaryWriter) settings(res *Result) {
 // commitLink is a short commit hash, linked when the repository is on the
 // web.
 func commitLink(web, commit string) string {
-	if commit == "" {
+	if strings.Trim(commit, "0") == "" { // none, or the zero hash of a backport that did not apply
 		return "—"
 	}
 	short := commit[:min(12, len(commit))]

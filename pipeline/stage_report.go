@@ -279,12 +279,15 @@ func runStamp(getenv func(string) string, results []*Result) string {
 }
 
 // headCommit is the PR's head commit as validated: the head of the target
-// checked out as the PR's ref, else of the first target (the PR's own; the
-// others are backports).
+// checked out as the PR's ref, else of the first target that is not a
+// backport.
 func headCommit(results []*Result, pr int) string {
 	first := ""
 	for _, res := range results {
 		for _, t := range res.Targets {
+			if t.Backport != nil {
+				continue
+			}
 			if t.Head.Ref == checkout.PRRef(pr) || t.Head.Ref == "refs/"+checkout.PRRef(pr) {
 				return t.Head.Commit
 			}
