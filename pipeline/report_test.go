@@ -453,9 +453,9 @@ func TestChartBar(t *testing.T) {
 
 func TestParseRepoURL(t *testing.T) {
 	for _, tt := range []struct {
-		in                 string
+		in                string
 		owner, name, host string
-		ok                 bool
+		ok                bool
 	}{
 		{"https://github.com/php/php-src", "php", "php-src", "github.com", true},
 		{"https://github.com/php/php-src.git/", "php", "php-src", "github.com", true},
