@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/patchproof/patchproof/pipeline"
+	"github.com/patchproof/patchproof/pipeline/github/githubfake"
+	"github.com/patchproof/patchproof/verify/codediff"
+)
+
+const (
+	cmdToken = "ghp_CmdReportT0kenThatMustNeverBeSeen0001"
+	headSHA  = "2c3d4e5f60718293a4b5c6d7e8f9012345678901"
+)
+
+// jobResult is one job's results.json: a target of PR 4242 with its NTS
+// comparison and a stage that passed or failed.
+func jobResult(target string, started time.Time, codediffStatus pipeline.Status) *pipeline.Result {
+	identical := 484
+	if codediffStatus == pipeline.StatusFailed {
+		identical = 483
+	}
+	res := &pipeline.Result{
+		Tool: "patchproof", Version: "0.1.0", StartedAt: started, Status: pipeline.StatusPassed,
+		Settings: pipeline.Settings{Repo: pipeline.DefaultRepo, PR: 4242, Variants: []string{"nts"}, Builder: "host", Profile: "mysql", Jobs: 4},
+		Targets: []*pipeline.TargetResult{{
+			Name: target, Repo: pipeline.DefaultRepo,
+			Base: pipeline.CommitRef{Ref: target, Commit: strings.Repeat("1", 40)},
+			Head: pipeline.CommitRef{Ref: "pull/4242/head", Commit: headSHA},
+			CodeDiff: &pipeline.CodeDiffResult{ExpectNTSNoop: true, NTS: &codediff.Report{
+				Objects: "ext/mysqlnd/*.o", Compared: 484, Identical: identical,
+			}},
+		}},
+		Stages: []*pipeline.StageResult{{Name: "codediff", Status: codediffStatus}},
+	}
+	if codediffStatus == pipeline.StatusFailed {
+		res.Status, res.ExitCode, res.Error = pipeline.StatusFailed, 1, "checks failed: codediff"
+		res.Stages[0].Error = target + ": NTS machine code changed: check failed"
+	}
+	return res
+}
+
+func writeResult(t *testing.T, res *pipeline.Result) string {
+	t.Helper()
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(t.TempDir(), "results.json")
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// report runs 'patchproof report args...' and returns its exit status and
+// output.
+func report(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	err := patchproof(context.Background(), &stdout, &stderr, append([]string{"report"}, args...))
+	code := exitCode(&stderr, err)
+	return code, stdout.String(), stderr.String()
+}
+
+// cleanEnv keeps the tests' environment out of the command's, and the
+// command's writes out of a CI job's step summary.
+func cleanEnv(t *testing.T) {
+	for _, k := range []string{"GITHUB_TOKEN", "GH_TOKEN", "GITHUB_RUN_ID", "GITHUB_STEP_SUMMARY",
+		"GITHUB_ACTIONS", "PATCHPROOF_GITHUB_API", "PATCHPROOF_GITHUB_LOGIN"} {
+		t.Setenv(k, "")
+	}
+}
+
+func TestReportMerge(t *testing.T) {
+	cleanEnv(t)
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	master := writeResult(t, jobResult("master", t0, pipeline.StatusPassed))
+	php84 := writeResult(t, jobResult("PHP-8.4", t0, pipeline.StatusFailed))
+
+	code, stdout, stderr := report(t, "--merge", php84, master)
+	if code != 1 {
+		t.Errorf("exit %d, want 1 (a job's check failed); stderr %s", code, stderr)
+	}
+	if n := strings.Count(stdout, "\n## "); n != 0 || !strings.HasPrefix(stdout, "## ❌ patchproof: a check failed") {
+		t.Errorf("want one report with one headline, got:\n%.300s", stdout)
+	}
+	if i, j := strings.Index(stdout, "### master"), strings.Index(stdout, "### PHP-8.4"); i < 0 || j < i {
+		t.Errorf("targets missing or out of order (master %d, PHP-8.4 %d)", i, j)
+	}
+
+	// Passing jobs exit 0; files and flags in any order; --out writes the file.
+	out := t.TempDir()
+	code, stdout, stderr = report(t, master, "--out", out)
+	if code != 0 || stdout != "" {
+		t.Errorf("exit %d, stdout %q; stderr %s", code, stdout, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "summary.md")); err != nil || !bytes.HasPrefix(b, []byte("## ✅ patchproof: passed")) {
+		t.Errorf("summary.md: %.100q, %v", b, err)
+	}
+}
+
+func TestReportBadInput(t *testing.T) {
+	cleanEnv(t)
+	dir := t.TempDir()
+	notJSON := filepath.Join(dir, "summary.md")
+	os.WriteFile(notJSON, []byte("## not json\n"), 0o644)
+	other := filepath.Join(dir, "codediff.json")
+	os.WriteFile(other, []byte(`{"objects": "ext/mysqlnd/*.o", "compared": 3}`), 0o644)
+	good := writeResult(t, jobResult("master", time.Now(), pipeline.StatusPassed))
+	for _, tt := range []struct {
+		name string
+		args []string
+		file string
+	}{
+		{"missing file", []string{good, filepath.Join(dir, "nope.json")}, "nope.json"},
+		{"not JSON", []string{notJSON}, notJSON},
+		{"not a results.json", []string{"--merge", good, "--merge", other}, other},
+		{"no file, no default", []string{}, "patchproof-out/results.json"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			code, stdout, stderr := report(t, tt.args...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			line := strings.TrimSuffix(stderr, "\n")
+			if strings.Contains(line, "\n") || !strings.Contains(line, tt.file) {
+				t.Errorf("stderr %q: want one line naming %s", stderr, tt.file)
+			}
+			if stdout != "" {
+				t.Errorf("bad input printed a report:\n%.200s", stdout)
+			}
+		})
+	}
+}
+
+func TestReportPost(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("GITHUB_TOKEN", cmdToken)
+	f := githubfake.New(t)
+	f.AddUser("patchproof-bot", cmdToken)
+	f.AddPR(githubfake.PR{Owner: "php", Repo: "php-src", Number: 4242,
+		Base: githubfake.Branch{Ref: "master", SHA: strings.Repeat("1", 40)},
+		Head: githubfake.Branch{Ref: "atomic-stats", SHA: headSHA}})
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	master := writeResult(t, jobResult("master", t0, pipeline.StatusPassed))
+	php84 := writeResult(t, jobResult("PHP-8.4", t0, pipeline.StatusPassed))
+	var printed strings.Builder
+
+	// Two jobs' results: one comment, and the head commit marked.
+	code, stdout, stderr := report(t, "--merge", master, "--merge", php84, "--post", "--github-api", f.URL())
+	printed.WriteString(stdout + stderr)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	comments := f.Comments("php", "php-src", 4242)
+	if len(comments) != 1 || !strings.Contains(comments[0].Body, "### PHP-8.4") || !strings.Contains(comments[0].Body, "### master") {
+		t.Fatalf("want one comment with both targets, got %d", len(comments))
+	}
+	if st := f.Statuses("php", "php-src", headSHA); len(st) != 1 || st[0].State != "success" {
+		t.Errorf("statuses %+v", st)
+	}
+
+	// A later run's results update it in place.
+	later := writeResult(t, jobResult("PHP-8.4", t0.Add(time.Hour), pipeline.StatusFailed))
+	code, stdout, stderr = report(t, master, later, "--post", "--github-api", f.URL())
+	printed.WriteString(stdout + stderr)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	after := f.Comments("php", "php-src", 4242)
+	if len(after) != 1 || after[0].ID != comments[0].ID || !strings.Contains(after[0].Body, "a check failed") {
+		t.Errorf("want the same comment updated, got %d comments", len(after))
+	}
+
+	// A dry run posts nothing and prints the comment once.
+	writes := f.Count("POST", "/") + f.Count("PATCH", "/")
+	code, stdout, stderr = report(t, master, "--dry-run", "--github-api", f.URL())
+	printed.WriteString(stdout + stderr)
+	if code != 0 {
+		t.Errorf("dry run: exit %d: %s", code, stderr)
+	}
+	if n := f.Count("POST", "/") + f.Count("PATCH", "/"); n != writes {
+		t.Errorf("a dry run made %d writes", n-writes)
+	}
+	if strings.Count(stdout, "## ✅ patchproof: passed") != 1 || !strings.Contains(stdout, "dry run:") {
+		t.Errorf("dry run output:\n%.500s", stdout)
+	}
+
+	if strings.Contains(printed.String(), cmdToken) {
+		t.Error("the token was printed")
+	}
+}
