@@ -323,15 +323,32 @@ func commitStatus(results []*Result, v Verdict, commentURL string) github.Status
 			st.Description += ": " + strings.Join(parts, ", ")
 		}
 	case StatusFailed:
-		st.State, st.Description = github.StateFailure, "failed: "+v.Reason
+		st.State, st.Description = github.StateFailure, "failed: "+stageReasons(results, StatusFailed, v.Reason)
 	default:
-		st.State, st.Description = github.StateError, "could not run: "+v.Reason
+		st.State, st.Description = github.StateError, "could not run: "+stageReasons(results, StatusError, v.Reason)
 	}
 	st.Description = firstLine(st.Description)
 	if r := []rune(st.Description); len(r) > 140 {
 		st.Description = string(r[:139]) + "…"
 	}
 	return st
+}
+
+// stageReasons is what the stages of a status say, one after another, or
+// the fallback when none does (an interrupted run).
+func stageReasons(results []*Result, status Status, fallback string) string {
+	var parts []string
+	for _, res := range sortedResults(results) {
+		for _, s := range res.Stages {
+			if s.Status == status {
+				parts = append(parts, s.Name+": "+stageMessage(s.Error))
+			}
+		}
+	}
+	if len(parts) == 0 {
+		return fallback
+	}
+	return strings.Join(parts, "; ")
 }
 
 func shortSHA(sha string) string { return sha[:min(12, len(sha))] }

@@ -115,7 +115,7 @@ func TestReportStagePostsOneComment(t *testing.T) {
 		t.Error("$GITHUB_STEP_SUMMARY does not have the summary")
 	}
 	want := []githubfake.Status{{State: "failure", Context: "patchproof",
-		Description: "failed: checks failed: build, codediff",
+		Description: "failed: build: 1 of 4 builds failed (master head/zts); codediff: master: NTS machine code changed: ext/mysqlnd/mysqlnd_statistics.o:mysqlnd…",
 		TargetURL:   "https://github.com/patchproof/patchproof/actions/runs/9001", Creator: "patchproof-bot"}}
 	if d := cmp.Diff(want, f.Statuses("php", "php-src", prHead)); d != "" {
 		t.Errorf("statuses (-want +got):\n%s", d)
