@@ -145,13 +145,17 @@ func (t *PostTarget) String() string { return fmt.Sprintf("%s/%s#%d", t.Owner, t
 // results were run for.
 func postTarget(cfg *Config, results []*Result) (*PostTarget, error) {
 	repo, pr := cfg.Repo, cfg.PR
-	if pr == 0 {
-		for _, res := range results {
-			if res.Settings.PR > 0 {
-				repo, pr = res.Settings.Repo, res.Settings.PR
-				break
-			}
+	for _, res := range results {
+		if res.Settings.PR <= 0 {
+			continue
 		}
+		if pr == 0 {
+			pr = res.Settings.PR
+		}
+		if _, _, _, ok := parseRepoURL(res.Settings.Repo); ok && repo == "" {
+			repo = res.Settings.Repo
+		}
+		break
 	}
 	if pr <= 0 {
 		return nil, errors.New("post: there is no pull request to post to: give --pr N (and --repo URL unless it is " + DefaultRepo + ")")

@@ -325,3 +325,27 @@ func TestRunStamp(t *testing.T) {
 		}
 	}
 }
+
+func TestPostTarget(t *testing.T) {
+	fork := passingPR()
+	fork.Settings.Repo = "https://github.com/alice/php-src.git"
+	for _, tt := range []struct {
+		name    string
+		cfg     Config
+		results []*Result
+		want    string
+	}{
+		{"the run's own PR", Config{Repo: DefaultRepo, PR: 4242}, []*Result{passingPR()}, "php/php-src#4242"},
+		{"from results.json", Config{}, []*Result{demoResult(), passingPR()}, "php/php-src#4242"},
+		{"the results' repository", Config{}, []*Result{fork}, "alice/php-src#4242"},
+		{"--pr for the demo", Config{PR: 7}, []*Result{demoResult()}, "php/php-src#7"},
+		{"--pr and --repo win", Config{PR: 7, Repo: "git@ghe.example.com:team/php-src.git"}, []*Result{passingPR()}, "team/php-src#7"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := postTarget(&tt.cfg, tt.results)
+			if err != nil || got.String() != tt.want {
+				t.Errorf("postTarget = %v, %v; want %s", got, err, tt.want)
+			}
+		})
+	}
+}

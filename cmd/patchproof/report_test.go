@@ -199,3 +199,27 @@ func TestReportPost(t *testing.T) {
 		t.Error("the token was printed")
 	}
 }
+
+// The demo run of scripts/test wrote its summary; 'patchproof report'
+// renders its results.json to the same verdict.
+func TestE2ESummary(t *testing.T) {
+	res, out := e2eResult(t)
+	cleanEnv(t)
+	summary, err := os.ReadFile(filepath.Join(out, "summary.md"))
+	if err != nil {
+		t.Fatalf("the run wrote no summary: %v", err)
+	}
+	for _, want := range []string{"| [PHP-8.2](#php-82) | ✅ 484/484 identical |", "#### ZTS machine code", "mysqlnd_stats_init", "### Commits"} {
+		if !bytes.Contains(summary, []byte(want)) {
+			t.Errorf("summary.md lacks %q", want)
+		}
+	}
+	code, stdout, stderr := report(t, filepath.Join(out, "results.json"))
+	if code != res.ExitCode {
+		t.Errorf("report exit %d, the run's %d: %s", code, res.ExitCode, stderr)
+	}
+	head := func(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+	if head(stdout) != head(string(summary)) {
+		t.Errorf("report says %q, the run said %q", head(stdout), head(string(summary)))
+	}
+}
