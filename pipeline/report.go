@@ -408,7 +408,8 @@ func checksRun(results []*Result) (ran, notRun []string) {
 // stageMessage is the first line of a stage's error, without the sentinel
 // that every failed check's error ends with.
 func stageMessage(err string) string {
-	return strings.TrimSuffix(firstLine(err), ": "+ErrCheckFailed.Error())
+	line, _, _ := strings.Cut(err, "\n")
+	return firstLine(strings.TrimSuffix(line, ": "+ErrCheckFailed.Error()))
 }
 
 // overview is one row per target: the reviewer's minute.
@@ -666,7 +667,7 @@ func (p *summaryWriter) nts(cd *CodeDiffResult) {
 		return
 	}
 	if cd.ExpectNTSNoop {
-		p.f("The verdict: the change is meant to leave NTS alone, so any changed, added or removed function fails the run.\n\n")
+		p.f("The verdict: with `--expect-nts-noop`, any changed, added or removed function fails the run.\n\n")
 	} else {
 		p.f("Information only (`--expect-nts-noop=false`).\n\n")
 	}
