@@ -53,8 +53,9 @@ func (codediffStage) Run(ctx context.Context, r *Run) error {
 				res.ZTS = rep
 			}
 		}
+		tr := r.targetResult(t)
 		r.mu.Lock()
-		r.targetResult(t).CodeDiff = res
+		tr.CodeDiff = res
 		r.mu.Unlock()
 		r.save()
 		for _, e := range res.Errors {

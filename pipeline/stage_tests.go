@@ -158,8 +158,9 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 				regressions = append(regressions, fmt.Sprintf("%s %s: %s", t.Name, v, reg.Test))
 			}
 		}
+		tr := r.targetResult(t)
 		r.mu.Lock()
-		r.targetResult(t).Tests = res
+		tr.Tests = res
 		r.mu.Unlock()
 		r.save()
 		if len(res.Errors) > 0 {
