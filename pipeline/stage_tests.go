@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -95,8 +96,10 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 	var mu sync.Mutex
 	for i, j := range jobs {
 		g.Go(func() error {
-			r.Progress.Step("%s: running the suites", j.name)
+			r.Progress.Step("%s: running the suites (log tests/%s-0.log)", j.name, j.name)
+			stop := heartbeat(r.Progress, time.Minute, func() string { return j.name + ": the suites are running" })
 			run, err := runOne(gctx, j, nil, 0)
+			stop()
 			if err != nil {
 				return fmt.Errorf("suites on %s: %w", j.name, err)
 			}
