@@ -31,7 +31,11 @@ type Config struct {
 	Builder  string   // host or docker
 	Profile  string   // mysql or official
 	Stages   []string // subset of StageNames; empty means all
-	Jobs     int      // concurrent builds and suite runs
+	Jobs     int      // concurrent builds and suite runs; 0 picks for each
+	// SuiteJobs is how many builds run their test suites at once. The suites
+	// mostly wait on the server, so by default every build runs at once;
+	// an explicit --jobs bounds them too.
+	SuiteJobs int
 	Out      string   // run directory: results.json, logs, trees, builds
 	Cache    string   // mirrors, demo, build cache; default cachedir.Default()
 
@@ -60,6 +64,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.Profile == "" {
 		c.Profile = "mysql"
+	}
+	if c.SuiteJobs <= 0 {
+		c.SuiteJobs = c.Jobs
+		if c.Jobs <= 0 {
+			c.SuiteJobs = 4
+		}
 	}
 	if c.Jobs <= 0 {
 		c.Jobs = max(1, runtime.NumCPU()/2)

@@ -92,7 +92,7 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 
 	runs := make([]*suites.RunResult, len(jobs))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(r.Config.Jobs)
+	g.SetLimit(r.Config.SuiteJobs)
 	var mu sync.Mutex
 	for i, j := range jobs {
 		g.Go(func() error {
