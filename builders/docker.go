@@ -36,6 +36,9 @@ type Docker struct {
 	Image  string   // the build image's ID or reference
 	Mounts []string // host directories bound read-write at the same path
 	User   string   // uid:gid to run as; "" for the image's default
+	// Labels are added to every container, beside patchproof=build, which
+	// the runners' clean-up step looks for.
+	Labels map[string]string
 }
 
 var _ Executor = (*Docker)(nil)
@@ -73,8 +76,12 @@ func (d *Docker) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 	for _, m := range d.Mounts {
 		binds = append(binds, m+":"+m)
 	}
+	labels := map[string]string{"patchproof": "build"}
+	for k, v := range d.Labels {
+		labels[k] = v
+	}
 	created, err := d.Client.ContainerCreate(ctx,
-		&container.Config{Image: d.Image, Cmd: c.Args, Env: env, WorkingDir: c.Dir, User: d.User, Labels: map[string]string{"patchproof": "build"}},
+		&container.Config{Image: d.Image, Cmd: c.Args, Env: env, WorkingDir: c.Dir, User: d.User, Labels: labels},
 		&container.HostConfig{Binds: binds, NetworkMode: "none"}, nil, nil, "")
 	if err != nil {
 		return nil, fmt.Errorf("create container for %s: %w", c.Args[0], err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,7 +30,9 @@ func dockerForTest(t *testing.T, cache string) *Docker {
 	if err != nil {
 		t.Fatalf("build image: %v\n%s", err, log.String())
 	}
-	return &Docker{Client: c, Image: img}
+	// A label of this test's own, so containers of other runs on the same
+	// engine do not count.
+	return &Docker{Client: c, Image: img, Labels: map[string]string{"patchproof.test": fmt.Sprintf("%s-%d", t.Name(), time.Now().UnixNano())}}
 }
 
 func testCache(t *testing.T) string {
@@ -44,7 +47,8 @@ func testCache(t *testing.T) string {
 }
 
 func patchproofContainers(t *testing.T, d *Docker) int {
-	list, err := d.Client.ContainerList(context.Background(), container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", "patchproof=build"))})
+	label := "patchproof.test=" + d.Labels["patchproof.test"]
+	list, err := d.Client.ContainerList(context.Background(), container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", label))})
 	if err != nil {
 		t.Fatal(err)
 	}
