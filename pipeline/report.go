@@ -326,7 +326,7 @@ func (p *summaryWriter) headline(results []*Result, targets []jobTarget, v Verdi
 		if len(ran) > 0 {
 			p.f(" ")
 		}
-		p.f("Not run: %s.", mdText(strings.Join(notRun, ", ")))
+		p.f("Not run: %s.", mdText(strings.Join(notRun, "; ")))
 	}
 	p.blank()
 	for _, res := range results {
@@ -372,9 +372,9 @@ func subject(results []*Result, targets []jobTarget) string {
 }
 
 // checksRun lists the stages that ran in any result, and those that ran in
-// none with the reason.
+// none, grouped by why: "tests, bench — not selected (--stages)".
 func checksRun(results []*Result) (ran, notRun []string) {
-	var order []string
+	var order, reasons []string
 	did := map[string]bool{}
 	why := map[string]string{}
 	for _, res := range results {
@@ -398,9 +398,18 @@ func checksRun(results []*Result) (ran, notRun []string) {
 	for _, name := range order {
 		if did[name] {
 			ran = append(ran, name)
-		} else {
-			notRun = append(notRun, name+" ("+why[name]+")")
+		} else if !slices.Contains(reasons, why[name]) {
+			reasons = append(reasons, why[name])
 		}
+	}
+	for _, reason := range reasons {
+		var names []string
+		for _, name := range order {
+			if !did[name] && why[name] == reason {
+				names = append(names, name)
+			}
+		}
+		notRun = append(notRun, strings.Join(names, ", ")+" — "+reason)
 	}
 	return ran, notRun
 }

@@ -352,7 +352,7 @@ func TestRenderSummaryContent(t *testing.T) {
 		want      []string
 	}{
 		{"demo verdict and NTS", demo, []string{"## ✅ patchproof: passed", "✅ 484/484 identical", "8 changed (of 484)", "4/4 built"}},
-		{"demo not run", demo, []string{"Not run: bench (not yet available)."}},
+		{"demo not run", demo, []string{"Not run: bench — not yet available."}},
 		{"failing verdict", failing, []string{"## ❌ patchproof: a check failed", "**codediff** failed: master: NTS machine code changed", "❌ 483/484 identical, 1 changed"}},
 		{"diff folded", failing, []string{"<details><summary><code>mysqlnd_stats_init</code>", "```diff\n--- base/ext/mysqlnd/mysqlnd_statistics.o:mysqlnd_stats_init"}},
 		{"compile error file:line", failing, []string{"ext/mysqlnd/mysqlnd_statistics.h:61:9: error: implicit declaration", "❌ make: exit status 2"}},
