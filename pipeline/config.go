@@ -36,8 +36,8 @@ type Config struct {
 	// mostly wait on the server, so by default every build runs at once;
 	// an explicit --jobs bounds them too.
 	SuiteJobs int
-	Out      string   // run directory: results.json, logs, trees, builds
-	Cache    string   // mirrors, demo, build cache; default cachedir.Default()
+	Out       string // run directory: results.json, logs, trees, builds
+	Cache     string // mirrors, demo, build cache; default cachedir.Default()
 
 	ExpectNTSNoop bool   // changed NTS machine code fails the run
 	Objects       string // codediff object glob, relative to a build dir
