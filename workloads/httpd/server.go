@@ -1,0 +1,444 @@
+package httpd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Server is a running PHP server.
+type Server struct {
+	Kind Kind
+	Port int    // on 127.0.0.1
+	PID  int    // the server's first process (Apache's parent); also its process group
+	Dir  string // the run dir
+
+	DocRoot   string
+	ErrorLog  string // Apache's error log; PHP's errors go there too
+	AccessLog string // empty unless Options.AccessLog
+
+	opt  Options
+	proc *process
+
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// URL returns the server's URL for path ("/index.php").
+func (s *Server) URL(path string) string {
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d%s", s.Port, path)
+}
+
+// Exited is closed when the server's first process has exited.
+func (s *Server) Exited() <-chan struct{} { return s.proc.exited }
+
+// Start writes the server's files into opt.Dir, starts it and waits until
+// opt.Probe answers as expected. Cancelling ctx stops the server at any
+// time; once Start has returned a Server the caller must Stop it.
+func Start(ctx context.Context, opt Options) (*Server, error) {
+	opt = opt.withDefaults()
+	switch opt.Kind {
+	case KindApache:
+	case KindFrankenPHP:
+		return nil, &UnavailableError{Kind: opt.Kind, Reason: "FrankenPHP runs from the dunglas/frankenphp image, and no container registry can be reached from here"}
+	case KindApacheDocker:
+		return nil, &UnavailableError{Kind: opt.Kind, Reason: "Apache in a container is not implemented; the host's Apache (kind apache) runs the same server"}
+	default:
+		return nil, fmt.Errorf("start server: unknown kind %q", opt.Kind)
+	}
+	if opt.Dir == "" {
+		return nil, errors.New("start apache: no run dir given")
+	}
+	if opt.Module == "" {
+		return nil, errors.New("start apache: no PHP module given")
+	}
+	if opt.Threads < 1 {
+		return nil, fmt.Errorf("start apache: %d threads", opt.Threads)
+	}
+	dir, err := filepath.Abs(opt.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("start apache: %w", err)
+	}
+	module, err := filepath.Abs(opt.Module)
+	if err != nil {
+		return nil, fmt.Errorf("start apache: %w", err)
+	}
+	if _, err := os.Stat(module); err != nil {
+		return nil, fmt.Errorf("start apache: PHP module: %w", err)
+	}
+	opt.Module = module
+	apache, err := lookApache(opt.Apache)
+	if err != nil {
+		return nil, fmt.Errorf("start apache: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("start apache: %w", err)
+	}
+	s := &Server{
+		Kind:     opt.Kind,
+		Dir:      dir,
+		DocRoot:  filepath.Join(dir, docRootName),
+		ErrorLog: filepath.Join(dir, errorLogName),
+		opt:      opt,
+	}
+	if opt.AccessLog {
+		s.AccessLog = filepath.Join(dir, accessLogName)
+	}
+	if err := s.writeFiles(); err != nil {
+		return nil, fmt.Errorf("start apache: %w", err)
+	}
+	if os.Geteuid() == 0 {
+		if err := checkReachable(s.DocRoot, opt.User); err != nil {
+			return nil, fmt.Errorf("start apache: %w", err)
+		}
+	}
+
+	for attempt := 1; ; attempt++ {
+		if s.Port, err = freePort(); err != nil {
+			return nil, fmt.Errorf("start apache: %w", err)
+		}
+		if err := s.writeConfig(); err != nil {
+			return nil, fmt.Errorf("start apache: %w", err)
+		}
+		logStart := logSize(s.ErrorLog)
+		p, err := s.launch(ctx, apache)
+		if err != nil {
+			return nil, err
+		}
+		err = s.waitReady(ctx, p, logStart)
+		if err == nil {
+			s.proc, s.PID = p, p.pid
+			fmt.Fprintf(opt.Log, "apache: ready on 127.0.0.1:%d (pid %d, %d threads)\n", s.Port, p.pid, opt.Threads)
+			return s, nil
+		}
+		died := p.hasExited()
+		stopErr := p.stop()
+		if died {
+			stopErr = nil // err already says so
+		}
+		if died && attempt < portAttempts && portTaken(s.Port) && ctx.Err() == nil {
+			fmt.Fprintf(opt.Log, "apache: port %d taken by another process, retrying\n", s.Port)
+			continue
+		}
+		return nil, errors.Join(err, stopErr)
+	}
+}
+
+// args is the server's command line: taskset, the wrapper, apache2.
+func (s *Server) args(apache string) []string {
+	var args []string
+	if s.opt.CPUs != "" {
+		args = append(args, "taskset", "-c", s.opt.CPUs)
+	}
+	args = append(args, s.opt.Wrap...)
+	args = append(args, apache, "-d", s.Dir, "-f", filepath.Join(s.Dir, confName), "-DFOREGROUND")
+	if s.opt.SingleProcess {
+		args = append(args, "-X")
+	}
+	return args
+}
+
+func (s *Server) launch(ctx context.Context, apache string) (*process, error) {
+	out, err := os.OpenFile(filepath.Join(s.Dir, outName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("start apache: %w", err)
+	}
+	defer out.Close()
+	args := s.args(apache)
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = s.Dir
+	cmd.Stdout = out
+	cmd.Stderr = out
+	// Debian's apache2 reads nothing from the environment it needs when
+	// given its own configuration; keep PATH and the like, add the hooks.
+	cmd.Env = append(os.Environ(), s.opt.Environ...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if s.opt.CgroupFD > 0 {
+		cmd.SysProcAttr.UseCgroupFD = true
+		cmd.SysProcAttr.CgroupFD = s.opt.CgroupFD
+	}
+	fmt.Fprintf(s.opt.Log, "apache: %s\n", strings.Join(args, " "))
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start apache: %s: %w", args[0], err)
+	}
+	p := &process{
+		pid:         cmd.Process.Pid,
+		stopTimeout: s.opt.StopTimeout,
+		log:         s.opt.Log,
+		exited:      make(chan struct{}),
+		stopping:    make(chan struct{}),
+	}
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.exited)
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+			fmt.Fprintf(s.opt.Log, "apache: %v: stopping pid %d\n", ctx.Err(), p.pid)
+			p.stop()
+		case <-p.stopping:
+		case <-p.exited:
+		}
+	}()
+	return p, nil
+}
+
+// waitReady polls the probe until it answers as expected; it fails at once
+// when the server exits, with the new part of the error log.
+func (s *Server) waitReady(ctx context.Context, p *process, logStart int64) error {
+	deadline := time.Now().Add(s.opt.StartTimeout)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	var last error
+	for {
+		select {
+		case <-p.exited:
+			return fmt.Errorf("start apache: exited during start-up (%v): %s", p.waitErr, s.logSince(logStart))
+		case <-ctx.Done():
+			return fmt.Errorf("start apache: %w", ctx.Err())
+		case <-tick.C:
+		}
+		last = s.probe(ctx, client)
+		if last == nil {
+			return nil
+		}
+		var pe *probeError
+		if errors.As(last, &pe) {
+			// The server answered, wrongly: PHP or the database is broken,
+			// and waiting will not mend it.
+			return fmt.Errorf("start apache: %w; %s", last, s.logSince(logStart))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("start apache: not ready within %v: %v; %s", s.opt.StartTimeout, last, s.logSince(logStart))
+		}
+	}
+}
+
+// A probeError is a response that came but was not the expected one.
+type probeError struct{ err error }
+
+func (e *probeError) Error() string { return "readiness probe: " + e.err.Error() }
+func (e *probeError) Unwrap() error { return e.err }
+
+func (s *Server) probe(ctx context.Context, client *http.Client) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL(s.opt.Probe.Path), nil)
+	if err != nil {
+		return err
+	}
+	for k, vs := range s.opt.Probe.Header {
+		req.Header[k] = vs
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return err // not listening yet
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	check := s.opt.Probe.Check
+	if check == nil {
+		check = func(status int, body []byte) error {
+			if status != http.StatusOK {
+				return fmt.Errorf("status %d: %.200s", status, body)
+			}
+			return nil
+		}
+	}
+	if err := check(resp.StatusCode, body); err != nil {
+		return &probeError{fmt.Errorf("GET %s: %w", s.opt.Probe.Path, err)}
+	}
+	return nil
+}
+
+// Stop stops the server: SIGTERM to Apache's parent, which stops its child
+// and exits, then SIGKILL to the whole process group after StopTimeout.
+// It is safe to call more than once and on a nil Server; every call returns
+// the first one's answer. An error means the server had died by itself or
+// had to be killed.
+func (s *Server) Stop() error {
+	if s == nil {
+		return nil
+	}
+	s.stopOnce.Do(func() {
+		if s.proc.hasExited() && !s.proc.requested.Load() {
+			s.stopErr = fmt.Errorf("stop apache: it had exited by itself (%v): %s", s.proc.waitErr, s.logSince(0))
+		}
+		if err := s.proc.stop(); err != nil && s.stopErr == nil {
+			s.stopErr = err
+		}
+	})
+	return s.stopErr
+}
+
+// process is a server process in its own process group.
+type process struct {
+	pid         int
+	stopTimeout time.Duration
+	log         io.Writer
+
+	exited  chan struct{}
+	waitErr error // read after exited is closed
+
+	stopping  chan struct{}
+	requested atomic.Bool
+	once      sync.Once
+	stopErr   error
+}
+
+func (p *process) hasExited() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop sends SIGTERM, waits, then kills the group. The group is killed
+// even after a clean exit, so that nothing the server left behind (a
+// wrapper's helper, a child that missed the signal) survives it.
+func (p *process) stop() error {
+	p.once.Do(func() {
+		p.requested.Store(true)
+		close(p.stopping)
+		if !p.hasExited() {
+			syscall.Kill(p.pid, syscall.SIGTERM)
+			select {
+			case <-p.exited:
+			case <-time.After(p.stopTimeout):
+				fmt.Fprintf(p.log, "apache: pid %d still running %v after SIGTERM: killing its process group\n", p.pid, p.stopTimeout)
+				p.stopErr = fmt.Errorf("stop apache: pid %d did not stop within %v of SIGTERM: killed", p.pid, p.stopTimeout)
+			}
+		}
+		syscall.Kill(-p.pid, syscall.SIGKILL)
+		<-p.exited
+		waitGroupGone(p.pid, p.stopTimeout)
+	})
+	return p.stopErr
+}
+
+// waitGroupGone waits until no process of group pgid is left, so that a
+// port, a lock table or a cgroup is free when Stop returns.
+func waitGroupGone(pgid int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if syscall.Kill(-pgid, 0) != nil {
+			return
+		}
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// logSince returns what the error log gained after offset, trimmed to its
+// last lines.
+func (s *Server) logSince(offset int64) string {
+	var b []byte
+	if f, err := os.Open(s.ErrorLog); err == nil {
+		f.Seek(offset, io.SeekStart)
+		b, _ = io.ReadAll(io.LimitReader(f, 1<<20))
+		f.Close()
+	}
+	// What apache2 printed before it had an error log: configuration errors.
+	out, _ := os.ReadFile(filepath.Join(s.Dir, outName))
+	text := strings.TrimSpace(lastLines(string(out), 5) + "\n" + string(b))
+	if text == "" {
+		return "nothing in " + s.ErrorLog
+	}
+	return s.ErrorLog + ":\n" + lastLines(text, 15)
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func logSize(path string) int64 {
+	if fi, err := os.Stat(path); err == nil {
+		return fi.Size()
+	}
+	return 0
+}
+
+func lookApache(given string) (string, error) {
+	if given != "" {
+		return exec.LookPath(given)
+	}
+	if _, err := os.Stat(defaultApache); err == nil {
+		return defaultApache, nil
+	}
+	p, err := exec.LookPath("apache2")
+	if err != nil {
+		return "", errors.New("apache2 not found (apt-get install apache2)")
+	}
+	return p, nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func portTaken(port int) bool {
+	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	if err != nil {
+		return true
+	}
+	l.Close()
+	return false
+}
+
+// checkReachable fails when user cannot reach dir: each directory from the
+// root down must let it search (x), for the user, its group or everyone.
+func checkReachable(dir, userName string) error {
+	u, err := user.Lookup(userName)
+	if err != nil {
+		return fmt.Errorf("server user %s: %w", userName, err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		if err != nil {
+			return err
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		mode := fi.Mode().Perm()
+		ok := mode&0o001 != 0 ||
+			(int(st.Uid) == uid && mode&0o100 != 0) ||
+			(int(st.Gid) == gid && mode&0o010 != 0)
+		if !ok {
+			return fmt.Errorf("the server runs as %s, who cannot enter %s (mode %#o): make it and its parents searchable (chmod o+x)", userName, d, mode)
+		}
+		if d == filepath.Dir(d) {
+			return nil
+		}
+	}
+}
