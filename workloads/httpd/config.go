@@ -73,11 +73,11 @@ type envVar struct{ Name, Value string }
 
 type confData struct {
 	Options
-	Port                                     int
+	Port                                      int
 	PidFile, ErrorLog, DocRoot, AccessLogPath string
-	SwitchUser                               bool
-	MaxSpare                                 int
-	Env                                      []envVar
+	SwitchUser                                bool
+	MaxSpare                                  int
+	Env                                       []envVar
 }
 
 // Paths inside the run dir.
