@@ -42,7 +42,10 @@ type Config struct {
 	ExpectNTSNoop bool   // changed NTS machine code fails the run
 	Objects       string // codediff object glob, relative to a build dir
 
-	Post   bool // post the PR comment and commit status
+	Post bool // post the PR comment and commit status
+	// PostTo is the PR to post on when it is not the one validated, as
+	// OWNER/REPO#N or a PR's URL: the demo, posted as evidence on a PR.
+	PostTo string
 	DryRun bool // print what would be posted instead
 	// GitHubAPI is the REST API root posts go to: "" means
 	// $PATCHPROOF_GITHUB_API, else https://api.github.com/.
@@ -126,8 +129,13 @@ func (c *Config) validate() error {
 	if c.PR < 0 {
 		return &InputError{fmt.Sprintf("--pr %d", c.PR), fmt.Errorf("not a pull request number")}
 	}
-	if c.Post && c.PR == 0 {
-		return &InputError{"--post", fmt.Errorf("there is no pull request to post to: give --pr N, or post a finished run with 'patchproof report --post --pr N --repo URL'")}
+	if c.PostTo != "" {
+		if _, err := ParsePostTo(c.PostTo); err != nil {
+			return &InputError{"--post-to " + c.PostTo, err}
+		}
+	}
+	if c.Post && c.PR == 0 && c.PostTo == "" {
+		return &InputError{"--post", fmt.Errorf("there is no pull request to post to: give --pr N or --post-to OWNER/REPO#N, or post a finished run with 'patchproof report --post --pr N --repo URL'")}
 	}
 	if !c.Demo() && c.PR == 0 && (c.Base == "" || c.Head == "") {
 		return &InputError{"--repo " + c.Repo, fmt.Errorf("--base and --head are needed with --repo")}

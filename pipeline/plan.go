@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -12,6 +13,7 @@ import (
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/demo"
+	"github.com/patchproof/patchproof/pipeline/github"
 )
 
 // Target is one thing to validate: a base commit and a head commit of a
@@ -54,7 +56,12 @@ func plan(ctx context.Context, cfg *Config, cache string, log io.Writer) ([]*Tar
 			head = checkout.PRRef(cfg.PR)
 		}
 		if base == "" {
-			return nil, &InputError{fmt.Sprintf("--pr %d", cfg.PR), errors.New("the base branch is unknown: give --base (GitHub is asked only with --post)")}
+			b, err := prBaseBranch(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			base = b
+			fmt.Fprintf(log, "PR #%d targets %s\n", cfg.PR, base)
 		}
 	}
 	refs := []string{base, head}
@@ -125,4 +132,25 @@ func inputErr(input string, err error) error {
 		return &InputError{Input: input, Err: err}
 	}
 	return err
+}
+
+// prBaseBranch asks GitHub which branch a PR targets.
+func prBaseBranch(ctx context.Context, cfg *Config) (string, error) {
+	owner, name, _, ok := parseRepoURL(cfg.Repo)
+	if !ok {
+		return "", &InputError{"--pr " + strconv.Itoa(cfg.PR), errors.New("the base branch is unknown: give --base (the repository is not on GitHub)")}
+	}
+	client, err := github.New(github.Options{BaseURL: cfg.GitHubAPI, Getenv: cfg.Getenv})
+	if err != nil {
+		return "", &InputError{"--github-api " + cfg.GitHubAPI, err}
+	}
+	pr, err := client.ResolvePR(ctx, owner, name, cfg.PR)
+	var nsp *github.NoSuchPRError
+	switch {
+	case errors.As(err, &nsp):
+		return "", &InputError{fmt.Sprintf("--pr %d", cfg.PR), err}
+	case err != nil:
+		return "", fmt.Errorf("ask GitHub for the base branch of PR #%d (or give --base): %w", cfg.PR, err)
+	}
+	return pr.BaseRef, nil
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -144,6 +145,9 @@ func (t *PostTarget) String() string { return fmt.Sprintf("%s/%s#%d", t.Owner, t
 // postTarget finds the PR to post on: the Config's, else the one the
 // results were run for.
 func postTarget(cfg *Config, results []*Result) (*PostTarget, error) {
+	if cfg.PostTo != "" {
+		return ParsePostTo(cfg.PostTo)
+	}
 	repo, pr := cfg.Repo, cfg.PR
 	for _, res := range results {
 		if res.Settings.PR <= 0 {
@@ -356,3 +360,26 @@ func stageReasons(results []*Result, status Status, fallback string) string {
 }
 
 func shortSHA(sha string) string { return sha[:min(12, len(sha))] }
+
+// ParsePostTo reads OWNER/REPO#N or https://HOST/OWNER/REPO/pull/N.
+func ParsePostTo(s string) (*PostTarget, error) {
+	var repo, num string
+	if i := strings.LastIndex(s, "/pull/"); i >= 0 {
+		u, err := url.Parse(s[:i])
+		if err != nil || u.Host == "" {
+			return nil, errors.New("want OWNER/REPO#N or a pull request URL")
+		}
+		repo, num = strings.Trim(u.Path, "/"), s[i+len("/pull/"):]
+	} else {
+		var ok bool
+		if repo, num, ok = strings.Cut(s, "#"); !ok {
+			return nil, errors.New("want OWNER/REPO#N or a pull request URL")
+		}
+	}
+	owner, name, ok := strings.Cut(repo, "/")
+	n, err := strconv.Atoi(strings.TrimSuffix(num, "/"))
+	if !ok || owner == "" || name == "" || strings.Contains(name, "/") || err != nil || n <= 0 {
+		return nil, errors.New("want OWNER/REPO#N or a pull request URL")
+	}
+	return &PostTarget{Owner: owner, Repo: name, PR: n}, nil
+}

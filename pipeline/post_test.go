@@ -1,0 +1,59 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// A run that validates something other than the PR it posts on (the demo,
+// say) posts with --post-to; a second run updates the same comment.
+func TestRunPostTo(t *testing.T) {
+	f := newPRFake(t)
+	repo := backportRepo(t)
+	cache := t.TempDir()
+	for _, runID := range []string{"1", "2"} {
+		e := env{"GITHUB_TOKEN": reportToken, "GITHUB_RUN_ID": runID}
+		_, err := Execute(context.Background(), Config{
+			Repo: repo, Base: "master", Head: "pull/9/head", Stages: []string{"checkout", "report"},
+			Post: true, PostTo: "php/php-src#4242", GitHubAPI: f.URL(), Getenv: e.get,
+			Out: t.TempDir(), Cache: cache,
+		})
+		if err != nil {
+			t.Fatalf("run %s: %v", runID, err)
+		}
+		cs := f.Comments("php", "php-src", 4242)
+		if len(cs) != 1 {
+			t.Fatalf("run %s: %d comments, want 1", runID, len(cs))
+		}
+		if !strings.Contains(cs[0].Body, "run="+runID+" ") {
+			t.Errorf("run %s: the comment is not this run's:\n%.200s", runID, cs[0].Body)
+		}
+	}
+	for _, bad := range []string{"php-src#1", "php/php-src", "php/php-src#x", "https://github.com/php/php-src/issues/3"} {
+		var ie *InputError
+		_, err := Execute(context.Background(), Config{Post: true, PostTo: bad, Out: t.TempDir(), Cache: cache})
+		if !errors.As(err, &ie) {
+			t.Errorf("--post-to %q = %v, want an input error", bad, err)
+		}
+	}
+	if got, err := ParsePostTo("https://github.com/php/php-src/pull/24448"); err != nil || *got != (PostTarget{Owner: "php", Repo: "php-src", PR: 24448}) {
+		t.Errorf("ParsePostTo(URL) = %+v, %v", got, err)
+	}
+}
+
+// --pr N without --base asks GitHub which branch the PR targets.
+func TestPRBaseBranch(t *testing.T) {
+	f := newPRFake(t)
+	cfg := Config{Repo: DefaultRepo, PR: 4242, GitHubAPI: f.URL(), Getenv: env{}.get}
+	got, err := prBaseBranch(context.Background(), &cfg)
+	if err != nil || got != "master" {
+		t.Errorf("prBaseBranch = %q, %v; want master", got, err)
+	}
+	cfg.PR = 999
+	var ie *InputError
+	if _, err := prBaseBranch(context.Background(), &cfg); !errors.As(err, &ie) {
+		t.Errorf("missing PR = %v, want an input error", err)
+	}
+}
