@@ -145,6 +145,42 @@ func Load(ctx context.Context, db DB, w Workload, dir string) error {
 	return nil
 }
 
+// StatusCounter reads a global status counter of the server, such as
+// Connections (every connection attempt, this one's included), with the
+// command-line client. dir receives the client's option file for the
+// moment of the query.
+func (db DB) StatusCounter(ctx context.Context, name, dir string) (int64, error) {
+	if !safeName.MatchString(name) {
+		return 0, fmt.Errorf("status %q: want letters, digits and _", name)
+	}
+	client := db.Client
+	if client == "" {
+		client = "mariadb"
+	}
+	cnf, err := writeClientConfig(db, dir)
+	if err != nil {
+		return 0, fmt.Errorf("status %s: %w", name, err)
+	}
+	defer os.Remove(cnf)
+	var out, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, client, "--defaults-file="+cnf, "--batch", "--skip-column-names",
+		"-e", fmt.Sprintf("SHOW GLOBAL STATUS LIKE '%s'", name))
+	cmd.Stdout = &out
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("status %s: %s: %w: %s", name, client, err, strings.TrimSpace(stderr.String()))
+	}
+	f := strings.Fields(out.String())
+	if len(f) != 2 {
+		return 0, fmt.Errorf("status %s: unexpected answer %q", name, out.String())
+	}
+	v, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("status %s: %w", name, err)
+	}
+	return v, nil
+}
+
 // writeClientConfig writes an option file for the client, so that the
 // password stays off the command line.
 func writeClientConfig(db DB, dir string) (string, error) {

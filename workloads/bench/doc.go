@@ -1,0 +1,54 @@
+// Package bench owns the contention benchmark: how much mysqlnd's
+// statistics cost a threaded PHP server, in the base build and in the head
+// build, measured so that the answer holds on a noisy shared machine and is
+// decisive on a quiet one.
+//
+// # Protocol
+//
+// [Run] measures four arms — base and head, each with
+// mysqlnd.collect_statistics on and off — in Options.Passes passes. Each
+// pass runs every arm once, in an order that rotates from pass to pass, and
+// each measure of an arm runs on a fresh server (workloads/httpd: Apache
+// mpm_event, one process of Options.Threads PHP threads, one persistent PDO
+// connection per thread) against the workload's data (workloads/select20 by
+// default, the report's):
+//
+//  1. CPU: wrk's warm-up, then Options.Duration of wrk with
+//     Options.Connections; the server's CPU time (from a cgroup v2 of its
+//     own, else its processes' /proc/PID/stat: Result.CPUSource) divided by
+//     the requests, with req/s and latency. Noisy: reported with its
+//     spread, never a gate on a shared machine.
+//  2. Locks: the LD_PRELOAD counter of workloads/lockcount over exactly
+//     Options.LockRequests requests after a warm-up: pthread_mutex_lock
+//     calls per request, on the most-locked mutex, and distinct mutexes.
+//     Exact and repeatable.
+//  3. Instructions: the server under callgrind (apache2 -X), counted over
+//     exactly Options.CallgrindRequests requests between marker requests
+//     (workloads/callgrind). Repeatable to a fraction of a percent.
+//
+// Any non-2xx response or socket error ends the run with an error and the
+// samples so far. So does a window in which fewer requests completed.
+//
+// # Statistics
+//
+// Per measure (locks, top-mutex locks, instructions, CPU, req/s), with
+// verify/benchstat: each arm's median and confidence interval; the cost of
+// statistics in each build, on against off paired by pass (median ratio
+// with its interval, sign test, Mann-Whitney p); head's cost against
+// base's (Hodges-Lehmann shift of the paired ratios, Mann-Whitney p) and a
+// verdict — improved, regressed or no significant change — under the
+// thresholds the Result records. Too few passes for a confidence level or
+// a significant test is a warning in the Result, not an error.
+//
+// # Output
+//
+// The [Result] (JSON, part of results.json), bench.json (the same) and
+// bench.txt (Result.WriteBenchTxt: the samples in the Go benchmark format,
+// which benchstat reads unchanged) in Options.Dir, and
+// [Result.Markdown] for the pull request comment.
+//
+// Apache's event MPM closes kept-alive connections while no worker thread
+// is idle, so the CPU passes turn keep-alive off when there are at least
+// as many connections as threads (Options.KeepAlive), and the counted
+// windows keep fewer requests in flight than there are threads.
+package bench

@@ -1,0 +1,228 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+)
+
+// Markdown renders the result for a pull request comment: one compact
+// table (each arm's median with its interval, the cost of statistics in
+// each build, head's cost against base's) with the warnings under it, and
+// the settings and raw samples folded away.
+func (r *Result) Markdown(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
+	head := len(r.Builds) > 1
+	p("**Benchmark** `%s` on %s, %d PHP threads, %d passes; medians with %s intervals; cost = statistics on/off, paired by pass.\n\n",
+		r.Workload, r.Server, r.Settings.Threads, len(r.Passes), pct(r.Settings.Thresholds.Confidence))
+	if len(r.Measures) == 0 {
+		p("No statistics: the run ended early.\n\n")
+	}
+	if len(r.Measures) > 0 {
+		if head {
+			p("| measure | base off | base on | base cost | head off | head on | head cost | head vs base |\n")
+			p("|---|---:|---:|---:|---:|---:|---:|---|\n")
+		} else {
+			p("| measure | base off | base on | base cost |\n")
+			p("|---|---:|---:|---:|\n")
+		}
+	}
+	var notes []string
+	for _, m := range r.Measures {
+		label := m.Name
+		for _, d := range measureDefs {
+			if d.name == m.Name {
+				label = d.label
+			}
+		}
+		if m.Noisy {
+			label += " ⁿ"
+		}
+		if len(m.Warnings) > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %s", label, strings.Join(m.Warnings, "; ")))
+			label += fmt.Sprintf(" [%d]", len(notes))
+		}
+		p("| %s", label)
+		for _, b := range r.Builds {
+			p(" | %s | %s | %s", m.armCell(b.Name+"-off"), m.armCell(b.Name+"-on"), m.costCell(b.Name))
+		}
+		if head {
+			p(" | %s", m.headCell())
+		}
+		p(" |\n")
+	}
+	if len(r.Measures) > 0 {
+		th := r.Settings.Thresholds
+		p("\nVerdicts need p ≤ %v (Mann-Whitney U) and a change of at least %s; `~` is no significant change.", th.Alpha, pct(th.MinEffect))
+		if r.hasNoisy() {
+			p(" ⁿ depends on the machine's load: shown with its spread, not gated on.")
+		}
+		p("\n")
+	}
+	if len(notes) > 0 || len(r.Warnings) > 0 {
+		p("\n")
+		for i, n := range notes {
+			p("%d. %s\n", i+1, n)
+		}
+		for _, w := range r.Warnings {
+			p("- ⚠ %s\n", w)
+		}
+	}
+	r.markdownDetails(bw)
+	return bw.Flush()
+}
+
+func (r *Result) hasNoisy() bool {
+	for _, m := range r.Measures {
+		if m.Noisy {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *MeasureStats) arm(name string) (ArmSummary, bool) {
+	for _, a := range m.Arms {
+		if a.Arm == name {
+			return a, true
+		}
+	}
+	return ArmSummary{}, false
+}
+
+func (m *MeasureStats) armCell(name string) string {
+	a, ok := m.arm(name)
+	if !ok || a.N == 0 {
+		return "–"
+	}
+	if a.N == 1 || a.Lo == a.Hi {
+		return value(a.Median)
+	}
+	return fmt.Sprintf("%s [%s, %s]", value(a.Median), value(a.Lo), value(a.Hi))
+}
+
+func (m *MeasureStats) costCell(build string) string {
+	for _, c := range m.Costs {
+		if c.Build != build {
+			continue
+		}
+		var s string
+		if c.Ratio.N > 0 {
+			s = fmt.Sprintf("%s [%s, %s]", ratio(c.Ratio.Median), ratio(c.Ratio.Lo), ratio(c.Ratio.Hi))
+		} else {
+			s = fmt.Sprintf("%s [%s, %s]", signed(c.Diff.Median), signed(c.Diff.Lo), signed(c.Diff.Hi))
+		}
+		if c.Verdict == "no significant change" {
+			return fmt.Sprintf("~ %s p=%.3f", s, c.P)
+		}
+		return fmt.Sprintf("%s p=%.3f", s, c.P)
+	}
+	return "–"
+}
+
+func (m *MeasureStats) headCell() string {
+	c := m.HeadVsBase
+	if c == nil {
+		return "–"
+	}
+	v := c.Verdict
+	if v == "no significant change" {
+		v = "~"
+	}
+	return fmt.Sprintf("%s (p=%.3f)", v, c.P)
+}
+
+// ratio shows an on/off ratio as a percentage change, or as a factor when
+// statistics more than double the measure.
+func ratio(x float64) string {
+	if x >= 2 {
+		return fmt.Sprintf("×%.3g", x)
+	}
+	return fmt.Sprintf("%+.1f%%", 100*(x-1))
+}
+
+// value shows a measurement with four significant digits, thousands and
+// millions as k and M.
+func value(x float64) string {
+	a := math.Abs(x)
+	switch {
+	case a >= 1e7:
+		return fmt.Sprintf("%.4gM", x/1e6)
+	case a >= 1e4:
+		return fmt.Sprintf("%.4gk", x/1e3)
+	}
+	return fmt.Sprintf("%.4g", x)
+}
+
+func signed(x float64) string {
+	if x >= 0 {
+		return "+" + value(x)
+	}
+	return value(x)
+}
+
+func pct(x float64) string {
+	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.2f", 100*x), "0"), ".0") + "%"
+}
+
+func (r *Result) markdownDetails(w io.Writer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	s := r.Settings
+	p("\n<details><summary>Settings and samples</summary>\n\n")
+	p("- load: wrk %d threads, %d connections, %gs after %gs of warm-up, keep-alive %s\n", s.LoadThreads, s.Connections, s.DurationS, s.WarmupS, onOff(s.KeepAlive))
+	p("- windows: %d requests for lock counts, %d under callgrind, %d in flight, after %d warm-up requests\n", s.LockRequests, s.CallgrindRequests, s.WindowConcurrency, s.WindowWarmup)
+	if r.CPUSource != "" {
+		p("- CPU time from: %s\n", r.CPUSource)
+	}
+	if s.ServerCPUs != "" || s.LoadCPUs != "" || s.DBCPUs != "" {
+		p("- CPUs: server %s, load %s, database %s\n", orDash(s.ServerCPUs), orDash(s.LoadCPUs), orDash(s.DBCPUs))
+	}
+	for _, b := range r.Builds {
+		p("- %s: `%s`\n", b.Name, b.Module)
+	}
+	p("- thresholds: alpha %v, minimum effect %s, confidence %s\n", s.Thresholds.Alpha, pct(s.Thresholds.MinEffect), pct(s.Thresholds.Confidence))
+	for _, ps := range r.Passes {
+		p("- pass %d order: %s\n", ps.Pass, strings.Join(ps.Order, ", "))
+	}
+	if len(r.Measures) > 0 {
+		p("\n| measure | arm | samples, pass by pass |\n|---|---|---|\n")
+		for _, m := range r.Measures {
+			for _, a := range m.Arms {
+				vs := make([]string, len(a.Values))
+				for i, v := range a.Values {
+					vs[i] = value(v)
+				}
+				p("| %s | %s | %s |\n", m.Unit, a.Arm, strings.Join(vs, " "))
+			}
+		}
+	}
+	var lat []string
+	var sw []string
+	for _, a := range r.Arms {
+		for _, smp := range a.Samples {
+			if c := smp.CPU; c != nil {
+				lat = append(lat, fmt.Sprintf("| %s | %d | %.0f | %.3g | %.3g | %.3g |", a.Name, smp.Pass, c.RequestsPerSec, c.LatencyAvgMs, c.LatencyP50Ms, c.LatencyP99Ms))
+			}
+			for _, w := range smp.Warnings {
+				sw = append(sw, fmt.Sprintf("- %s pass %d: %s", a.Name, smp.Pass, w))
+			}
+		}
+	}
+	if len(lat) > 0 {
+		p("\n| arm | pass | req/s | latency avg ms | p50 ms | p99 ms |\n|---|---:|---:|---:|---:|---:|\n%s\n", strings.Join(lat, "\n"))
+	}
+	if len(sw) > 0 {
+		p("\n%s\n", strings.Join(sw, "\n"))
+	}
+	p("\n`bench.txt` holds every sample in the Go benchmark format: `benchstat -col /stats bench.txt`.\n\n</details>\n")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "–"
+	}
+	return s
+}

@@ -1,0 +1,253 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/patchproof/patchproof/verify/benchstat"
+	"github.com/patchproof/patchproof/workloads/httpd"
+	"github.com/patchproof/patchproof/workloads/mysqld"
+	"github.com/patchproof/patchproof/workloads/select20"
+	"github.com/patchproof/patchproof/workloads/workload"
+)
+
+// A BuildRef names a ZTS build to measure.
+type BuildRef struct {
+	PHP    string // sapi/cli/php, recorded with the result
+	Module string // libs/libphp.so, which the server loads
+	SrcDir string // the build tree, recorded with the result
+}
+
+// IsZero reports whether b names no build.
+func (b BuildRef) IsZero() bool { return b == BuildRef{} }
+
+// A Measure is one of the three things measured per arm.
+type Measure string
+
+const (
+	// MeasureCPU is the server's CPU time per request under wrk, with
+	// req/s and latency.
+	MeasureCPU Measure = "cpu"
+	// MeasureLocks is pthread_mutex_lock calls per request over a fixed
+	// number of requests (LD_PRELOAD counter).
+	MeasureLocks Measure = "locks"
+	// MeasureInstructions is instructions per request over a fixed number
+	// of requests under callgrind.
+	MeasureInstructions Measure = "instructions"
+)
+
+// AllMeasures lists the measures in the order they run in an arm.
+var AllMeasures = []Measure{MeasureCPU, MeasureLocks, MeasureInstructions}
+
+// KeepAlive says whether the CPU passes keep connections alive.
+type KeepAlive string
+
+const (
+	// KeepAliveAuto keeps connections alive when there are fewer
+	// connections than threads, which is when Apache's event MPM can
+	// honour it (see httpd's package doc).
+	KeepAliveAuto KeepAlive = ""
+	KeepAliveOn   KeepAlive = "on"
+	KeepAliveOff  KeepAlive = "off"
+)
+
+// Options configure Run. Base.Module, DB and Dir must be given; the zero
+// value of every other field works and means the report's settings for a
+// runner (16 threads, 50 connections, 20 s, 5 passes). Quick switches the
+// defaults to CI's (2 passes of 3 s, 200-request windows).
+type Options struct {
+	// Base is the build without the change; Head the one with it, or zero
+	// to measure Base alone.
+	Base, Head BuildRef
+
+	// DB is the database server; its data is loaded by Run unless
+	// SkipLoad. DBPID, when known, lets DBCPUs pin it.
+	DB       workload.DB
+	DBPID    int
+	SkipLoad bool
+
+	// Workload is what each request runs; default select20, the report's.
+	Workload workload.Workload
+	// Server is the server kind; default Apache. A kind that cannot run
+	// here makes Run return an error wrapping httpd.ErrUnavailable.
+	Server httpd.Kind
+
+	// Dir is the run directory: a directory per pass and arm with each
+	// server's configuration and logs, bench.txt and bench.json.
+	Dir string
+
+	Threads     int           // PHP threads; default 16
+	Connections int           // wrk -c; default 50, quick Threads/2
+	LoadThreads int           // wrk -t; default 4, quick 2
+	Passes      int           // default 5, quick 2
+	Duration    time.Duration // each measured wrk run, whole seconds; default 20s, quick 3s
+	Warmup      time.Duration // wrk before each measured run; default 5s, quick 1s
+	KeepAlive   KeepAlive     // of the CPU passes; default auto
+
+	// LockRequests and CallgrindRequests are the windows of the two
+	// counted measures; default 1000 and 500, quick 200 and 200.
+	LockRequests      int
+	CallgrindRequests int
+	// WindowConcurrency is the number of requests in flight in those
+	// windows and their warm-ups; default Threads/2. It stays below
+	// Threads so that Apache never closes a kept-alive connection.
+	WindowConcurrency int
+	// WindowWarmup is the requests sent before a window, so that every
+	// PHP thread has its persistent connection; default 8×Threads.
+	WindowWarmup int
+
+	// Measures to take; default all three.
+	Measures []Measure
+
+	// ServerCPUs, LoadCPUs and DBCPUs pin the server, wrk and the database
+	// (taskset lists, "0-3,8"). Empty leaves them unpinned.
+	ServerCPUs, LoadCPUs, DBCPUs string
+
+	// Quick selects CI's defaults for every field left zero.
+	Quick bool
+
+	// Thresholds decide the verdicts; zero means alpha 0.05, a minimum
+	// effect of 1%, 95% intervals.
+	Thresholds benchstat.Thresholds
+
+	// Tools; default found on PATH.
+	Wrk, Valgrind, GCC, Apache string
+
+	// Log receives a line per step and wrk's output.
+	Log io.Writer
+}
+
+// Defaults, in one place: the report's settings, and CI's.
+const (
+	defaultThreads          = 16
+	defaultConnections      = 50
+	defaultLoadThreads      = 4
+	defaultPasses           = 5
+	defaultDuration         = 20 * time.Second
+	defaultWarmup           = 5 * time.Second
+	defaultLockRequests     = 1000
+	defaultCallgrindReqs    = 500
+	quickPasses             = 2
+	quickLoadThreads        = 2
+	quickDuration           = 3 * time.Second
+	quickWarmup             = 1 * time.Second
+	quickLockRequests       = 200
+	quickCallgrindRequests  = 200
+	windowWarmupPerThread   = 8
+	serverStartTimeout      = 60 * time.Second
+	callgrindStartTimeout   = 180 * time.Second
+	windowTimeout           = 5 * time.Minute
+	settleQuiet             = 200 * time.Millisecond
+	benchPkg                = "github.com/patchproof/patchproof/workloads/bench"
+	statisticsINI           = "mysqlnd.collect_statistics"
+	markerPath              = "/_patchproof_mark.php"
+	lockDirName             = "lockcount"
+	callgrindDirName        = "callgrind"
+	benchTxtName            = "bench.txt"
+	benchJSONName           = "bench.json"
+	minPassesForConfidence  = 6
+	minPassesForSignificant = 4
+)
+
+func (o Options) resolved() (Options, error) {
+	if o.Base.IsZero() || o.Base.Module == "" {
+		return o, errors.New("no base build given")
+	}
+	if !o.Head.IsZero() && o.Head.Module == "" {
+		return o, errors.New("head build has no module")
+	}
+	if o.Dir == "" {
+		return o, errors.New("no run dir given")
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return o, err
+	}
+	o.Dir = dir
+	if o.Workload.Name == "" {
+		o.Workload = select20.Workload()
+	}
+	if o.Server == "" {
+		o.Server = httpd.KindApache
+	}
+	pick := func(v *int, normal, quick int) {
+		if *v == 0 {
+			*v = normal
+			if o.Quick {
+				*v = quick
+			}
+		}
+	}
+	pickD := func(v *time.Duration, normal, quick time.Duration) {
+		if *v == 0 {
+			*v = normal
+			if o.Quick {
+				*v = quick
+			}
+		}
+	}
+	pick(&o.Threads, defaultThreads, defaultThreads)
+	pick(&o.Connections, defaultConnections, max(1, o.Threads/2))
+	pick(&o.LoadThreads, defaultLoadThreads, quickLoadThreads)
+	o.LoadThreads = min(o.LoadThreads, o.Connections)
+	pick(&o.Passes, defaultPasses, quickPasses)
+	pickD(&o.Duration, defaultDuration, quickDuration)
+	pickD(&o.Warmup, defaultWarmup, quickWarmup)
+	pick(&o.LockRequests, defaultLockRequests, quickLockRequests)
+	pick(&o.CallgrindRequests, defaultCallgrindReqs, quickCallgrindRequests)
+	pick(&o.WindowConcurrency, max(1, o.Threads/2), max(1, o.Threads/2))
+	pick(&o.WindowWarmup, windowWarmupPerThread*o.Threads, windowWarmupPerThread*o.Threads)
+	if len(o.Measures) == 0 {
+		o.Measures = AllMeasures
+	}
+	for _, m := range o.Measures {
+		if !slices.Contains(AllMeasures, m) {
+			return o, fmt.Errorf("unknown measure %q (cpu, locks, instructions)", m)
+		}
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Threads < 1 || o.Passes < 1 || o.LockRequests < 1 || o.CallgrindRequests < 1 {
+		return o, fmt.Errorf("threads %d, passes %d, windows %d and %d: all must be positive", o.Threads, o.Passes, o.LockRequests, o.CallgrindRequests)
+	}
+	for _, b := range []BuildRef{o.Base, o.Head} {
+		if b.Module == "" {
+			continue
+		}
+		if _, err := os.Stat(b.Module); err != nil {
+			return o, fmt.Errorf("build module: %w", err)
+		}
+	}
+	return o, nil
+}
+
+// keepAlive is the CPU passes' keep-alive setting.
+func (o Options) keepAlive() bool {
+	switch o.KeepAlive {
+	case KeepAliveOn:
+		return true
+	case KeepAliveOff:
+		return false
+	}
+	return o.Connections < o.Threads
+}
+
+func (o Options) wants(m Measure) bool { return slices.Contains(o.Measures, m) }
+
+// ServerPID returns the process id of a MariaDB started by workloads/mysqld,
+// from its pid file, or 0; DBCPUs needs it.
+func ServerPID(s *mysqld.Server) int {
+	b, err := os.ReadFile(filepath.Join(s.Dir, "mariadbd.pid"))
+	if err != nil {
+		return 0
+	}
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	return pid
+}

@@ -1,0 +1,200 @@
+package bench
+
+// Result is what a benchmark run found. It becomes part of results.json:
+// names are a published interface; add fields, never rename them.
+type Result struct {
+	Workload string   `json:"workload"`
+	Server   string   `json:"server"` // "apache-event"
+	Settings Settings `json:"settings"`
+	// CPUSource is where CPU time came from: "cgroup2" (a cgroup of the
+	// server's own) or "proc" (its processes' /proc/PID/stat).
+	CPUSource string  `json:"cpu_source,omitempty"`
+	Builds    []Build `json:"builds"`
+	// Passes lists the order the arms ran in, pass by pass.
+	Passes []Pass `json:"passes"`
+	// Arms holds the raw samples, one per pass.
+	Arms []*Arm `json:"arms"`
+	// Measures holds the statistics of each measure.
+	Measures []*MeasureStats `json:"measures"`
+	Warnings []string        `json:"warnings,omitempty"`
+	// BenchTxt is the path of bench.txt, the samples in the Go benchmark
+	// format.
+	BenchTxt string `json:"bench_txt,omitempty"`
+}
+
+// Settings are the run's parameters, shown next to its numbers.
+type Settings struct {
+	Threads           int        `json:"threads"`
+	Connections       int        `json:"connections"`
+	LoadThreads       int        `json:"load_threads"`
+	Passes            int        `json:"passes"`
+	DurationS         float64    `json:"duration_s"`
+	WarmupS           float64    `json:"warmup_s"`
+	KeepAlive         bool       `json:"keep_alive"`
+	LockRequests      int        `json:"lock_requests"`
+	CallgrindRequests int        `json:"callgrind_requests"`
+	WindowConcurrency int        `json:"window_concurrency"`
+	WindowWarmup      int        `json:"window_warmup"`
+	Measures          []string   `json:"measures"`
+	ServerCPUs        string     `json:"server_cpus,omitempty"`
+	LoadCPUs          string     `json:"load_cpus,omitempty"`
+	DBCPUs            string     `json:"db_cpus,omitempty"`
+	Quick             bool       `json:"quick"`
+	Thresholds        Thresholds `json:"thresholds"`
+}
+
+// Thresholds are the ones the verdicts were reached with.
+type Thresholds struct {
+	Alpha      float64 `json:"alpha"`
+	MinEffect  float64 `json:"min_effect"`
+	Confidence float64 `json:"confidence"`
+}
+
+// Build is a measured build.
+type Build struct {
+	Name   string `json:"name"` // base or head
+	PHP    string `json:"php,omitempty"`
+	Module string `json:"module"`
+	SrcDir string `json:"src_dir,omitempty"`
+}
+
+// Pass is the order of one pass's arms.
+type Pass struct {
+	Pass  int      `json:"pass"`
+	Order []string `json:"order"` // arm names, "base-on", ...
+}
+
+// Arm is one build with statistics on or off, and its samples.
+type Arm struct {
+	Name       string    `json:"name"`       // "base-on"
+	Build      string    `json:"build"`      // base or head
+	Statistics string    `json:"statistics"` // on or off
+	Samples    []*Sample `json:"samples"`
+}
+
+// Sample is what one arm measured in one pass, each measure from a fresh
+// server.
+type Sample struct {
+	Pass         int                `json:"pass"`     // from 1
+	Position     int                `json:"position"` // from 1: the arm's turn in the pass
+	CPU          *CPUSample         `json:"cpu,omitempty"`
+	Locks        *LockSample        `json:"locks,omitempty"`
+	Instructions *InstructionSample `json:"instructions,omitempty"`
+	Warnings     []string           `json:"warnings,omitempty"`
+}
+
+// CPUSample is one measured wrk run.
+type CPUSample struct {
+	Requests        int64   `json:"requests"`
+	DurationS       float64 `json:"duration_s"`
+	CPUSeconds      float64 `json:"cpu_s"`
+	CPUMsPerRequest float64 `json:"cpu_ms_per_request"`
+	RequestsPerSec  float64 `json:"requests_per_s"`
+	LatencyAvgMs    float64 `json:"latency_avg_ms"`
+	LatencyP50Ms    float64 `json:"latency_p50_ms,omitempty"`
+	LatencyP99Ms    float64 `json:"latency_p99_ms,omitempty"`
+}
+
+// LockSample is one lock-count window.
+type LockSample struct {
+	Requests int    `json:"requests"`
+	Locks    uint64 `json:"locks"`
+	Trylocks uint64 `json:"trylocks"`
+	// LocksPerRequest counts pthread_mutex_lock calls; TopMutexPerRequest
+	// those on the most-locked mutex (mysqlnd's global statistics when
+	// they are on).
+	LocksPerRequest    float64 `json:"locks_per_request"`
+	TopMutexPerRequest float64 `json:"top_mutex_per_request"`
+	DistinctMutexes    int     `json:"distinct_mutexes"`
+	// NewDBConnections counts database connections opened in the window,
+	// when it could be read: a PHP thread that connects in the window adds
+	// its connection's locks.
+	NewDBConnections *int64 `json:"new_db_connections,omitempty"`
+}
+
+// InstructionSample is one callgrind window.
+type InstructionSample struct {
+	Requests     int    `json:"requests"`
+	Instructions uint64 `json:"instructions"`
+	// MarkerInstructions is the cost of one marker request, subtracted.
+	MarkerInstructions     uint64  `json:"marker_instructions"`
+	InstructionsPerRequest float64 `json:"instructions_per_request"`
+	NewDBConnections       *int64  `json:"new_db_connections,omitempty"`
+}
+
+// MeasureStats are the statistics of one measure.
+type MeasureStats struct {
+	Name   string `json:"name"`   // cpu, throughput, locks, top_mutex_locks, instructions
+	Unit   string `json:"unit"`   // as in bench.txt: ms-cpu/req, ...
+	Better string `json:"better"` // lower or higher
+	// Noisy marks a measure that depends on the machine's load (CPU time,
+	// throughput): report it with its spread, do not gate on it on a
+	// shared machine.
+	Noisy bool         `json:"noisy,omitempty"`
+	Arms  []ArmSummary `json:"arms"`
+	Costs []CostStats  `json:"costs"`
+	// HeadVsBase compares head's cost of statistics with base's; absent
+	// without a head build.
+	HeadVsBase *Comparison `json:"head_vs_base,omitempty"`
+	// Verdict is HeadVsBase's: improved, regressed or "no significant
+	// change"; without a head, empty.
+	Verdict  string   `json:"verdict,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// ArmSummary is one arm's median with its confidence interval.
+type ArmSummary struct {
+	Arm        string    `json:"arm"`
+	N          int       `json:"n"`
+	Median     float64   `json:"median"`
+	Lo         float64   `json:"lo"`
+	Hi         float64   `json:"hi"`
+	Confidence float64   `json:"confidence"`
+	Values     []float64 `json:"values"`
+}
+
+// CostStats is the cost of statistics in one build: on against off,
+// paired by pass.
+type CostStats struct {
+	Build string `json:"build"`
+	// Ratio is the median on/off ratio of the passes with its interval;
+	// absent (zero N) when an off value is not positive.
+	Ratio Interval `json:"ratio"`
+	// Diff is the median on−off difference with its interval.
+	Diff Interval `json:"diff"`
+	// Above and Below count the passes where on was above and below off;
+	// SignP is the sign test on them.
+	Above int     `json:"above"`
+	Below int     `json:"below"`
+	SignP float64 `json:"sign_p"`
+	// P is the Mann-Whitney U test of the on against the off sample.
+	P       float64 `json:"p"`
+	Effect  float64 `json:"effect"` // median ratio − 1
+	Verdict string  `json:"verdict"`
+}
+
+// Interval is a median with its confidence interval.
+type Interval struct {
+	N          int     `json:"n"`
+	Median     float64 `json:"median"`
+	Lo         float64 `json:"lo"`
+	Hi         float64 `json:"hi"`
+	Confidence float64 `json:"confidence"`
+}
+
+// Comparison of head's cost against base's: the Hodges-Lehmann shift of
+// head's paired ratios from base's (or of the differences), the U test and
+// the verdict.
+type Comparison struct {
+	// Of says what was compared: "ratio" or "diff".
+	Of   string   `json:"of"`
+	Base Interval `json:"base"`
+	Head Interval `json:"head"`
+	// Ratio is head/base with its interval (ratios of the costs); Diff
+	// head−base.
+	Ratio   Interval `json:"ratio"`
+	Diff    Interval `json:"diff"`
+	P       float64  `json:"p"`
+	Effect  float64  `json:"effect"`
+	Verdict string   `json:"verdict"`
+}

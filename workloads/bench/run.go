@@ -1,0 +1,271 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/patchproof/patchproof/workloads/cputime"
+	"github.com/patchproof/patchproof/workloads/httpd"
+	"github.com/patchproof/patchproof/workloads/lockcount"
+	"github.com/patchproof/patchproof/workloads/workload"
+)
+
+// An arm is one build with statistics on or off.
+type arm struct {
+	build BuildRef
+	name  string // base or head
+	stats bool
+}
+
+func (a arm) String() string { return a.name + "-" + onOff(a.stats) }
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// arms lists the arms in their canonical order: base on, base off, head
+// on, head off.
+func (o Options) arms() []arm {
+	as := []arm{{o.Base, "base", true}, {o.Base, "base", false}}
+	if !o.Head.IsZero() {
+		as = append(as, arm{o.Head, "head", true}, arm{o.Head, "head", false})
+	}
+	return as
+}
+
+// rotate returns the arms in the order of pass p (from 1): the canonical
+// order shifted by p−1, so that every arm takes every turn and neither
+// setting of a build always runs first.
+func rotate(as []arm, p int) []arm {
+	k := (p - 1) % len(as)
+	return append(append([]arm(nil), as[k:]...), as[:k]...)
+}
+
+// bencher carries what the passes share.
+type bencher struct {
+	opt      Options
+	res      *Result
+	lockSO   string // the lock counter library, when locks are measured
+	cgroupOK bool
+	nonce    string // keeps cgroup names apart between runs
+}
+
+// Run runs the protocol: Options.Passes passes; in each, every arm once,
+// in an order that rotates between passes; each measure of an arm on a
+// fresh server. It returns the Result with its statistics, and writes
+// bench.txt and bench.json into Options.Dir.
+//
+// A pass that fails (a non-2xx response, a socket error, a server that
+// does not start or dies) ends the run: Run returns the Result so far (raw
+// samples, no statistics) with the error. A server kind that cannot run
+// here returns an error wrapping httpd.ErrUnavailable, to be reported as a
+// skip.
+func Run(ctx context.Context, opt Options) (*Result, error) {
+	opt, err := opt.resolved()
+	if err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	if err := opt.Server.Available(); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	b := &bencher{opt: opt, res: newResult(opt), nonce: fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)}
+	if err := b.prepare(ctx); err != nil {
+		return b.res, fmt.Errorf("bench: %w", err)
+	}
+	arms := opt.arms()
+	byName := map[string]*Arm{}
+	for _, a := range arms {
+		ra := &Arm{Name: a.String(), Build: a.name, Statistics: onOff(a.stats)}
+		b.res.Arms = append(b.res.Arms, ra)
+		byName[ra.Name] = ra
+	}
+	for p := 1; p <= opt.Passes; p++ {
+		order := rotate(arms, p)
+		pass := Pass{Pass: p}
+		for _, a := range order {
+			pass.Order = append(pass.Order, a.String())
+		}
+		b.res.Passes = append(b.res.Passes, pass)
+		fmt.Fprintf(opt.Log, "bench: pass %d of %d: %s\n", p, opt.Passes, strings.Join(pass.Order, ", "))
+		for i, a := range order {
+			s, err := b.runArm(ctx, a, p, i+1)
+			if s != nil {
+				byName[a.String()].Samples = append(byName[a.String()].Samples, s)
+			}
+			if err != nil {
+				b.writeJSON()
+				return b.res, fmt.Errorf("bench: pass %d, %s: %w", p, a, err)
+			}
+		}
+	}
+	b.res.analyse(opt)
+	if err := b.writeBenchTxt(); err != nil {
+		return b.res, fmt.Errorf("bench: %w", err)
+	}
+	if err := b.writeJSON(); err != nil {
+		return b.res, fmt.Errorf("bench: %w", err)
+	}
+	return b.res, nil
+}
+
+func newResult(o Options) *Result {
+	th := o.Thresholds
+	// The same defaults benchstat applies to a zero Thresholds.
+	res := &Result{
+		Workload: o.Workload.Name,
+		Server:   string(o.Server) + "-event",
+		Settings: Settings{
+			Threads: o.Threads, Connections: o.Connections, LoadThreads: o.LoadThreads,
+			Passes: o.Passes, DurationS: o.Duration.Seconds(), WarmupS: o.Warmup.Seconds(),
+			KeepAlive: o.keepAlive(), LockRequests: o.LockRequests, CallgrindRequests: o.CallgrindRequests,
+			WindowConcurrency: o.WindowConcurrency, WindowWarmup: o.WindowWarmup,
+			ServerCPUs: o.ServerCPUs, LoadCPUs: o.LoadCPUs, DBCPUs: o.DBCPUs, Quick: o.Quick,
+			Thresholds: resolvedThresholds(th),
+		},
+	}
+	for _, m := range o.Measures {
+		res.Settings.Measures = append(res.Settings.Measures, string(m))
+	}
+	res.Builds = append(res.Builds, Build{"base", o.Base.PHP, o.Base.Module, o.Base.SrcDir})
+	if !o.Head.IsZero() {
+		res.Builds = append(res.Builds, Build{"head", o.Head.PHP, o.Head.Module, o.Head.SrcDir})
+	} else {
+		res.Warnings = append(res.Warnings, "no head build: base measured alone, no comparison")
+	}
+	if !o.keepAlive() && o.wants(MeasureCPU) {
+		res.Warnings = append(res.Warnings, fmt.Sprintf(
+			"keep-alive off in the CPU passes: with %d connections and %d threads Apache's event MPM would close kept-alive connections whenever no thread is idle, so every request opens a connection",
+			o.Connections, o.Threads))
+	}
+	if o.Passes < 4 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d passes: a Mann-Whitney test needs at least 4 a side to reach p ≤ 0.05, and a 95%% interval of a median 6", o.Passes))
+	}
+	return res
+}
+
+// prepare loads the data, pins the database, builds the lock counter and
+// finds out whether a cgroup can measure CPU time.
+func (b *bencher) prepare(ctx context.Context) error {
+	o := b.opt
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return err
+	}
+	if !o.SkipLoad {
+		fmt.Fprintf(o.Log, "bench: loading %s into the database\n", o.Workload.Name)
+		if err := workload.Load(ctx, o.DB, o.Workload, o.Dir); err != nil {
+			return err
+		}
+	}
+	if o.DBCPUs != "" {
+		if o.DBPID <= 0 {
+			b.res.Warnings = append(b.res.Warnings, "--db-cpus given but the database's process is unknown: not pinned")
+		} else if out, err := exec.CommandContext(ctx, "taskset", "-a", "-p", "-c", o.DBCPUs, fmt.Sprint(o.DBPID)).CombinedOutput(); err != nil {
+			return fmt.Errorf("pin database %d to CPUs %s: %w: %s", o.DBPID, o.DBCPUs, err, strings.TrimSpace(string(out)))
+		}
+	}
+	if o.wants(MeasureLocks) {
+		so, err := lockcount.Build(ctx, o.GCC, filepath.Join(o.Dir, "lockcount-lib"))
+		if err != nil {
+			return err
+		}
+		b.lockSO = so
+	}
+	if o.wants(MeasureInstructions) {
+		v := o.Valgrind
+		if v == "" {
+			v = "valgrind"
+		}
+		if _, err := exec.LookPath(v); err != nil {
+			return fmt.Errorf("instructions need valgrind: %w (apt-get install valgrind)", err)
+		}
+	}
+	if o.wants(MeasureCPU) {
+		w := o.Wrk
+		if w == "" {
+			w = "wrk"
+		}
+		if _, err := exec.LookPath(w); err != nil {
+			return fmt.Errorf("CPU passes need wrk: %w (apt-get install wrk)", err)
+		}
+		cg, err := cputime.NewCgroup("patchproof-probe-" + b.nonce)
+		if err == nil {
+			cg.Close()
+			b.cgroupOK = true
+			b.res.CPUSource = string(cputime.SourceCgroup2)
+		} else {
+			b.res.CPUSource = string(cputime.SourceProc)
+			b.res.Warnings = append(b.res.Warnings, fmt.Sprintf("no cgroup of the server's own (%v): CPU time summed from /proc over the server's processes", err))
+		}
+	}
+	return nil
+}
+
+// runArm takes every measure of one arm in one pass.
+func (b *bencher) runArm(ctx context.Context, a arm, pass, pos int) (*Sample, error) {
+	s := &Sample{Pass: pass, Position: pos}
+	dir := filepath.Join(b.opt.Dir, fmt.Sprintf("pass-%02d", pass), a.String())
+	for _, m := range b.opt.Measures {
+		var err error
+		mdir := filepath.Join(dir, string(m))
+		switch m {
+		case MeasureCPU:
+			s.CPU, err = b.cpuRun(ctx, a, mdir)
+		case MeasureLocks:
+			s.Locks, err = b.lockRun(ctx, a, mdir, s)
+		case MeasureInstructions:
+			s.Instructions, err = b.instrRun(ctx, a, mdir, s)
+		}
+		if err != nil {
+			return s, fmt.Errorf("%s: %w", m, err)
+		}
+	}
+	return s, nil
+}
+
+// serverOptions is what every server of an arm shares.
+func (b *bencher) serverOptions(a arm, dir string) httpd.Options {
+	o := b.opt
+	w := o.Workload
+	stats := "0"
+	if a.stats {
+		stats = "1"
+	}
+	return httpd.Options{
+		Kind:         o.Server,
+		Dir:          dir,
+		Module:       a.build.Module,
+		Threads:      o.Threads,
+		Files:        w.Files,
+		INI:          map[string]string{statisticsINI: stats},
+		Env:          o.DB.WithName(w.Name).Env(),
+		CPUs:         o.ServerCPUs,
+		Apache:       o.Apache,
+		Probe:        httpd.Probe{Path: w.Path, Header: w.Header, Check: w.Check},
+		StartTimeout: serverStartTimeout,
+		Log:          o.Log,
+	}
+}
+
+// stopServer stops s and turns a server that had died into the error of
+// the run; err, if any, comes first.
+func stopServer(s *httpd.Server, err error) error {
+	return errors.Join(err, s.Stop())
+}
+
+func (b *bencher) writeJSON() error {
+	data, err := json.MarshalIndent(b.res, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(b.opt.Dir, benchJSONName), append(data, '\n'), 0o644)
+}
