@@ -39,7 +39,14 @@ func BenchmarkName(workload string) string {
 // statistics on with off in each build, and "-col /build" base with head.
 func (r *Result) WriteBenchTxt(w io.Writer) error {
 	bw := benchfmt.NewWriter(w)
-	bw.WriteConfig(benchfmt.HostConfig(benchPkg)...)
+	bw.WriteConfig(
+		benchfmt.Config{Key: "goos", Value: r.Machine.GOOS},
+		benchfmt.Config{Key: "goarch", Value: r.Machine.GOARCH},
+		benchfmt.Config{Key: "pkg", Value: benchPkg},
+	)
+	if r.Machine.CPU != "" {
+		bw.WriteConfig(benchfmt.Config{Key: "cpu", Value: r.Machine.CPU})
+	}
 	bw.WriteConfig(
 		benchfmt.Config{Key: "workload", Value: r.Workload},
 		benchfmt.Config{Key: "server", Value: r.Server},
@@ -80,6 +87,22 @@ func (r *Result) WriteBenchTxt(w io.Writer) error {
 		}
 	}
 	return bw.WriteConfig() // the first error, if any
+}
+
+// thisMachine describes the machine as benchfmt.HostConfig does.
+func thisMachine() Machine {
+	var m Machine
+	for _, c := range benchfmt.HostConfig(benchPkg) {
+		switch c.Key {
+		case "goos":
+			m.GOOS = c.Value
+		case "goarch":
+			m.GOARCH = c.Value
+		case "cpu":
+			m.CPU = c.Value
+		}
+	}
+	return m
 }
 
 func (r *Result) hasMeasure(name string) bool {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -30,20 +31,16 @@ func (r *Result) Markdown(w io.Writer) error {
 			p("|---|---:|---:|---:|\n")
 		}
 	}
-	var notes []string
+	notes := footnotes(r.Measures)
 	for _, m := range r.Measures {
-		label := m.Name
-		for _, d := range measureDefs {
-			if d.name == m.Name {
-				label = d.label
-			}
-		}
+		label := m.label()
 		if m.Noisy {
 			label += " ⁿ"
 		}
-		if len(m.Warnings) > 0 {
-			notes = append(notes, fmt.Sprintf("%s: %s", label, strings.Join(m.Warnings, "; ")))
-			label += fmt.Sprintf(" [%d]", len(notes))
+		for _, w := range m.Warnings {
+			if i := slices.Index(notes.own, w); i >= 0 {
+				label += fmt.Sprintf(" [%d]", i+1)
+			}
 		}
 		p("| %s", label)
 		for _, b := range r.Builds {
@@ -62,17 +59,52 @@ func (r *Result) Markdown(w io.Writer) error {
 		}
 		p("\n")
 	}
-	if len(notes) > 0 || len(r.Warnings) > 0 {
+	if len(notes.own) > 0 || len(notes.all) > 0 || len(r.Warnings) > 0 {
 		p("\n")
-		for i, n := range notes {
+		for i, n := range notes.own {
 			p("%d. %s\n", i+1, n)
 		}
-		for _, w := range r.Warnings {
+		for _, w := range append(slices.Clone(r.Warnings), notes.all...) {
 			p("- ⚠ %s\n", w)
 		}
 	}
 	r.markdownDetails(bw)
 	return bw.Flush()
+}
+
+// notes are the measures' warnings: those every measure has, shown once,
+// and the others, numbered and marked on their rows.
+type notes struct{ all, own []string }
+
+func footnotes(ms []*MeasureStats) notes {
+	var n notes
+	count := map[string]int{}
+	var order []string
+	for _, m := range ms {
+		for _, w := range m.Warnings {
+			if count[w] == 0 {
+				order = append(order, w)
+			}
+			count[w]++
+		}
+	}
+	for _, w := range order {
+		if count[w] == len(ms) && len(ms) > 1 {
+			n.all = append(n.all, w)
+		} else {
+			n.own = append(n.own, w)
+		}
+	}
+	return n
+}
+
+func (m *MeasureStats) label() string {
+	for _, d := range measureDefs {
+		if d.name == m.Name {
+			return d.label
+		}
+	}
+	return m.Name
 }
 
 func (r *Result) hasNoisy() bool {

@@ -6,6 +6,7 @@ type Result struct {
 	Workload string   `json:"workload"`
 	Server   string   `json:"server"` // "apache-event"
 	Settings Settings `json:"settings"`
+	Machine  Machine  `json:"machine"`
 	// CPUSource is where CPU time came from: "cgroup2" (a cgroup of the
 	// server's own) or "proc" (its processes' /proc/PID/stat).
 	CPUSource string  `json:"cpu_source,omitempty"`
@@ -41,6 +42,13 @@ type Settings struct {
 	DBCPUs            string     `json:"db_cpus,omitempty"`
 	Quick             bool       `json:"quick"`
 	Thresholds        Thresholds `json:"thresholds"`
+}
+
+// Machine is where the benchmark ran, as bench.txt's header says it.
+type Machine struct {
+	GOOS   string `json:"goos"`
+	GOARCH string `json:"goarch"`
+	CPU    string `json:"cpu,omitempty"`
 }
 
 // Thresholds are the ones the verdicts were reached with.

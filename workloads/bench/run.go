@@ -124,6 +124,7 @@ func newResult(o Options) *Result {
 	res := &Result{
 		Workload: o.Workload.Name,
 		Server:   string(o.Server) + "-event",
+		Machine:  thisMachine(),
 		Settings: Settings{
 			Threads: o.Threads, Connections: o.Connections, LoadThreads: o.LoadThreads,
 			Passes: o.Passes, DurationS: o.Duration.Seconds(), WarmupS: o.Warmup.Seconds(),

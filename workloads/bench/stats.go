@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"slices"
 
 	"github.com/patchproof/patchproof/verify/benchstat"
 )
@@ -95,12 +96,12 @@ func (r *Result) analyse(o Options) {
 			on, off := samples[b.Name+"-on"], samples[b.Name+"-off"]
 			c, err := benchstat.PairedCost(on, off, d.better, th)
 			if err != nil {
-				ms.Warnings = append(ms.Warnings, b.Name+": "+err.Error())
+				ms.Warnings = appendNew(ms.Warnings, b.Name+": "+err.Error())
 				continue
 			}
 			costs[b.Name] = c
 			ms.Costs = append(ms.Costs, costStats(b.Name, c))
-			ms.Warnings = append(ms.Warnings, prefix(b.Name+" cost: ", c.Warnings)...)
+			ms.Warnings = appendNew(ms.Warnings, c.Warnings...)
 		}
 		base, okb := costs["base"]
 		head, okh := costs["head"]
@@ -108,10 +109,21 @@ func (r *Result) analyse(o Options) {
 			c := benchstat.CompareCosts(base, head, th)
 			ms.HeadVsBase = comparison(c, base.Ratios.Values != nil && head.Ratios.Values != nil)
 			ms.Verdict = ms.HeadVsBase.Verdict
-			ms.Warnings = append(ms.Warnings, prefix("head vs base: ", c.Warnings)...)
+			ms.Warnings = appendNew(ms.Warnings, c.Warnings...)
 		}
 		r.Measures = append(r.Measures, ms)
 	}
+}
+
+// appendNew appends the warnings ws lacks: the same sample-size warning
+// comes from every comparison of a measure.
+func appendNew(ws []string, add ...string) []string {
+	for _, w := range add {
+		if !slices.Contains(ws, w) {
+			ws = append(ws, w)
+		}
+	}
+	return ws
 }
 
 func betterWord(b benchstat.Better) string {

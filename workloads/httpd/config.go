@@ -58,6 +58,8 @@ DocumentRoot {{q .DocRoot}}
 </Directory>
 <Directory {{q .DocRoot}}>
 	Require all granted
+	# Authorization reaches PHP's $_SERVER, as under FrankenPHP or FPM.
+	CGIPassAuth On
 </Directory>
 <FilesMatch "\.php$">
 	SetHandler application/x-httpd-php

@@ -22,6 +22,20 @@ const (
 	KindFrankenPHP Kind = "frankenphp"
 )
 
+// Available returns nil for a kind Start can run here, else an
+// *UnavailableError saying why not.
+func (k Kind) Available() error {
+	switch k {
+	case KindApache, "":
+		return nil
+	case KindFrankenPHP:
+		return &UnavailableError{Kind: k, Reason: "FrankenPHP runs from the dunglas/frankenphp image, and no container registry can be reached from here"}
+	case KindApacheDocker:
+		return &UnavailableError{Kind: k, Reason: "Apache in a container is not implemented; the host's Apache (kind apache) runs the same server"}
+	}
+	return fmt.Errorf("unknown server kind %q (apache, apache-docker, frankenphp)", k)
+}
+
 // ErrUnavailable is wrapped by every *UnavailableError.
 var ErrUnavailable = errors.New("server kind unavailable")
 

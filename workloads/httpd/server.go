@@ -53,14 +53,8 @@ func (s *Server) Exited() <-chan struct{} { return s.proc.exited }
 // time; once Start has returned a Server the caller must Stop it.
 func Start(ctx context.Context, opt Options) (*Server, error) {
 	opt = opt.withDefaults()
-	switch opt.Kind {
-	case KindApache:
-	case KindFrankenPHP:
-		return nil, &UnavailableError{Kind: opt.Kind, Reason: "FrankenPHP runs from the dunglas/frankenphp image, and no container registry can be reached from here"}
-	case KindApacheDocker:
-		return nil, &UnavailableError{Kind: opt.Kind, Reason: "Apache in a container is not implemented; the host's Apache (kind apache) runs the same server"}
-	default:
-		return nil, fmt.Errorf("start server: unknown kind %q", opt.Kind)
+	if err := opt.Kind.Available(); err != nil {
+		return nil, fmt.Errorf("start server: %w", err)
 	}
 	if opt.Dir == "" {
 		return nil, errors.New("start apache: no run dir given")

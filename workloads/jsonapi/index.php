@@ -8,7 +8,7 @@ $pdo = new PDO(getenv('PP_DB_DSN'), getenv('PP_DB_USER'), getenv('PP_DB_PASSWORD
 ]);
 header('Content-Type: application/json');
 
-$auth = $_SERVER['HTTP_AUTHORIZATION'] ?? '';
+$auth = $_SERVER['HTTP_AUTHORIZATION'] ?? (getallheaders()['Authorization'] ?? '');
 if (!preg_match('/^Bearer (\S+)$/', $auth, $m)) {
     http_response_code(401);
     echo json_encode(['error' => 'no token']);

@@ -1,0 +1,277 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"go/build"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/patchproof/patchproof/verify/benchstat/benchfmt"
+	"github.com/patchproof/patchproof/workloads/select20"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+func TestRotate(t *testing.T) {
+	o := Options{Base: BuildRef{Module: "b"}, Head: BuildRef{Module: "h"}}
+	var got []string
+	for p := 1; p <= 5; p++ {
+		var names []string
+		for _, a := range rotate(o.arms(), p) {
+			names = append(names, a.String())
+		}
+		got = append(got, strings.Join(names, " "))
+	}
+	want := []string{
+		"base-on base-off head-on head-off",
+		"base-off head-on head-off base-on",
+		"head-on head-off base-on base-off",
+		"head-off base-on base-off head-on",
+		"base-on base-off head-on head-off",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("orders (-want +got):\n%s", diff)
+	}
+	base := Options{Base: BuildRef{Module: "b"}}
+	var two []string
+	for p := 1; p <= 2; p++ {
+		two = append(two, rotate(base.arms(), p)[0].String())
+	}
+	if diff := cmp.Diff([]string{"base-on", "base-off"}, two); diff != "" {
+		t.Errorf("base alone: first arms (-want +got):\n%s", diff)
+	}
+}
+
+func TestBenchmarkName(t *testing.T) {
+	for in, want := range map[string]string{"select20": "BenchmarkSelect20", "jsonapi": "BenchmarkJsonapi", "json-api_v2": "BenchmarkJsonApiV2"} {
+		if got := BenchmarkName(in); got != want {
+			t.Errorf("BenchmarkName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestResolvedDefaults(t *testing.T) {
+	mod := filepath.Join(t.TempDir(), "libphp.so")
+	os.WriteFile(mod, nil, 0o644)
+	tests := []struct {
+		name string
+		in   Options
+		want Settings
+	}{
+		{"report", Options{}, Settings{Threads: 16, Connections: 50, LoadThreads: 4, Passes: 6, DurationS: 20, WarmupS: 5,
+			KeepAlive: false, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 8, WindowWarmup: 128}},
+		{"quick", Options{Quick: true}, Settings{Threads: 16, Connections: 8, LoadThreads: 2, Passes: 2, DurationS: 3, WarmupS: 1,
+			KeepAlive: true, LockRequests: 200, CallgrindRequests: 200, WindowConcurrency: 8, WindowWarmup: 128, Quick: true}},
+		{"given", Options{Quick: true, Threads: 4, Connections: 3, Passes: 7, Duration: 2 * time.Second, KeepAlive: KeepAliveOff},
+			Settings{Threads: 4, Connections: 3, LoadThreads: 2, Passes: 7, DurationS: 2, WarmupS: 1,
+				KeepAlive: false, LockRequests: 200, CallgrindRequests: 200, WindowConcurrency: 2, WindowWarmup: 32, Quick: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.in.Base = BuildRef{Module: mod}
+			tt.in.Dir = t.TempDir()
+			o, err := tt.in.resolved()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := newResult(o).Settings
+			got.Measures, got.Thresholds = nil, Thresholds{}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("settings (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := (Options{Dir: "x"}).resolved(); err == nil {
+		t.Error("no base build: no error")
+	}
+	if _, err := (Options{Base: BuildRef{Module: mod}, Dir: "x", Measures: []Measure{"bogus"}}).resolved(); err == nil {
+		t.Error("unknown measure: no error")
+	}
+}
+
+// knownResult is a five-pass result of known samples: base's statistics
+// cost 118× the lock calls and 14% the instructions, head's nothing and
+// 1.7%; CPU time has noise.
+func knownResult(t *testing.T) *Result {
+	t.Helper()
+	o := Options{Base: BuildRef{Module: "/b/libs/libphp.so"}, Head: BuildRef{Module: "/h/libs/libphp.so"},
+		Workload: select20.Workload(), Threads: 16, Connections: 50, LoadThreads: 4, Passes: 5,
+		Duration: 20 * time.Second, Warmup: 5 * time.Second, LockRequests: 1000, CallgrindRequests: 500,
+		WindowConcurrency: 8, WindowWarmup: 128, Measures: AllMeasures, Server: "apache"}
+	r := newResult(o)
+	r.Machine = Machine{GOOS: "linux", GOARCH: "amd64", CPU: "Test CPU @ 2.00GHz"}
+	r.CPUSource = "cgroup2"
+	type vals struct{ locks, top, instr, cpu, rps float64 }
+	data := map[string][]vals{
+		"base-on":  {{748.4, 381, 483130, 0.310, 2600}, {748.4, 381, 483078, 0.322, 2500}, {748.3, 381, 483137, 0.305, 2650}, {748.4, 381, 483101, 0.331, 2450}, {748.5, 381, 483090, 0.317, 2550}},
+		"base-off": {{6.33, 2.33, 423978, 0.300, 2680}, {6.32, 2.32, 423980, 0.296, 2700}, {6.35, 2.35, 423969, 0.291, 2750}, {6.30, 2.30, 423990, 0.309, 2600}, {6.36, 2.36, 423975, 0.302, 2660}},
+		"head-on":  {{6.36, 2.36, 430549, 0.301, 2690}, {6.37, 2.37, 430526, 0.306, 2650}, {6.34, 2.34, 430530, 0.298, 2700}, {6.38, 2.38, 430541, 0.312, 2590}, {6.35, 2.35, 430519, 0.303, 2670}},
+		"head-off": {{6.32, 2.31, 423372, 0.299, 2700}, {6.38, 2.38, 423521, 0.301, 2690}, {6.33, 2.33, 423400, 0.295, 2720}, {6.31, 2.31, 423450, 0.305, 2640}, {6.36, 2.36, 423390, 0.300, 2680}},
+	}
+	arms := o.arms()
+	byName := map[string]*Arm{}
+	for _, a := range arms {
+		ra := &Arm{Name: a.String(), Build: a.name, Statistics: onOff(a.stats)}
+		r.Arms = append(r.Arms, ra)
+		byName[ra.Name] = ra
+	}
+	for p := 1; p <= 5; p++ {
+		pass := Pass{Pass: p}
+		for i, a := range rotate(arms, p) {
+			pass.Order = append(pass.Order, a.String())
+			v := data[a.String()][p-1]
+			byName[a.String()].Samples = append(byName[a.String()].Samples, &Sample{
+				Pass: p, Position: i + 1,
+				CPU:          &CPUSample{Requests: int64(20 * v.rps), DurationS: 20, CPUSeconds: 20 * v.rps * v.cpu / 1000, CPUMsPerRequest: v.cpu, RequestsPerSec: v.rps, LatencyAvgMs: 5, LatencyP50Ms: 4, LatencyP99Ms: 12},
+				Locks:        &LockSample{Requests: 1000, Locks: uint64(1000 * v.locks), LocksPerRequest: v.locks, TopMutexPerRequest: v.top, DistinctMutexes: 44},
+				Instructions: &InstructionSample{Requests: 500, Instructions: uint64(500 * v.instr), MarkerInstructions: 106000, InstructionsPerRequest: v.instr},
+			})
+		}
+		r.Passes = append(r.Passes, pass)
+	}
+	r.analyse(o)
+	return r
+}
+
+func TestAnalyseKnownSamples(t *testing.T) {
+	r := knownResult(t)
+	type verdicts struct {
+		Measure, Base, Head, HeadVsBase string
+	}
+	var got []verdicts
+	for _, m := range r.Measures {
+		v := verdicts{Measure: m.Name, HeadVsBase: m.Verdict}
+		for _, c := range m.Costs {
+			if c.Build == "base" {
+				v.Base = c.Verdict
+			} else {
+				v.Head = c.Verdict
+			}
+		}
+		got = append(got, v)
+	}
+	want := []verdicts{
+		{"locks", "regressed", "no significant change", "improved"},
+		{"top_mutex_locks", "regressed", "no significant change", "improved"},
+		{"instructions", "regressed", "regressed", "improved"},
+		{"cpu", "regressed", "no significant change", "improved"},
+		{"throughput", "regressed", "no significant change", "improved"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("verdicts (-want +got):\n%s", diff)
+	}
+	locks := r.Measures[0]
+	if c := locks.Costs[0]; c.Ratio.Median < 117 || c.Ratio.Median > 119 || c.Above != 5 || c.P > 0.01 {
+		t.Errorf("base lock cost: %+v", c)
+	}
+	instr := r.Measures[2]
+	if c := instr.Costs[1]; c.Effect < 0.016 || c.Effect > 0.018 {
+		t.Errorf("head instruction cost %v, want about +1.7%%", c.Effect)
+	}
+	// The result is JSON-safe: no NaN anywhere.
+	if _, err := json.Marshal(r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	if diff := cmp.Diff(string(want), string(got)); diff != "" {
+		t.Errorf("%s (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestBenchTxt(t *testing.T) {
+	r := knownResult(t)
+	var b bytes.Buffer
+	if err := r.WriteBenchTxt(&b); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "bench.golden", b.Bytes())
+
+	// Read back, the lines give every arm's samples in pass order.
+	f, err := benchfmt.Read(bytes.NewReader(b.Bytes()), "bench.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range r.Measures {
+		for _, a := range m.Arms {
+			build, stats, _ := strings.Cut(a.Arm, "-")
+			got := f.Values("BenchmarkSelect20/build="+build+"/stats="+stats, m.Unit)
+			if diff := cmp.Diff(a.Values, got); diff != "" {
+				t.Errorf("%s %s (-want +got):\n%s", m.Unit, a.Arm, diff)
+			}
+		}
+	}
+
+	// And the real benchstat reads it unchanged.
+	tool := benchstatTool(t)
+	path := filepath.Join(t.TempDir(), "bench.txt")
+	os.WriteFile(path, b.Bytes(), 0o644)
+	out, err := exec.Command(tool, "-col", "/stats", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("benchstat: %v\n%s", err, out)
+	}
+	for _, want := range []string{"locks/req", "instr/req", "ms-cpu/req", "Select20/build=base", "Select20/build=head"} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("benchstat output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func benchstatTool(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("benchstat"); err == nil {
+		return p
+	}
+	p := filepath.Join(build.Default.GOPATH, "bin", "benchstat")
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	t.Skip("benchstat not installed (go install golang.org/x/perf/cmd/benchstat@latest)")
+	return ""
+}
+
+func TestMarkdown(t *testing.T) {
+	r := knownResult(t)
+	var b bytes.Buffer
+	if err := r.Markdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "markdown.golden", b.Bytes())
+
+	// Base alone, two passes: no head columns, the sample-size warnings
+	// once for every measure.
+	two := knownResult(t)
+	two.Builds = two.Builds[:1]
+	two.Arms = two.Arms[:2]
+	two.Passes = two.Passes[:2]
+	for _, a := range two.Arms {
+		a.Samples = a.Samples[:2]
+	}
+	two.analyse(Options{Measures: AllMeasures})
+	b.Reset()
+	if err := two.Markdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "markdown-base.golden", b.Bytes())
+}

@@ -1,0 +1,220 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/patchproof/patchproof/verify/benchstat/benchfmt"
+	"github.com/patchproof/patchproof/workloads/httpd"
+	"github.com/patchproof/patchproof/workloads/jsonapi"
+	"github.com/patchproof/patchproof/workloads/mysqld"
+	"github.com/patchproof/patchproof/workloads/workload"
+)
+
+// ztsBuild finds a ZTS build from env (a build dir with sapi/cli/php and
+// libs/libphp.so), or at def; "" when there is none.
+func ztsBuild(env, def string) BuildRef {
+	dir := os.Getenv(env)
+	if dir == "" {
+		dir = def
+	}
+	if dir == "" {
+		return BuildRef{}
+	}
+	b := BuildRef{PHP: filepath.Join(dir, "sapi", "cli", "php"), Module: filepath.Join(dir, "libs", "libphp.so"), SrcDir: dir}
+	if _, err := os.Stat(b.Module); err != nil {
+		return BuildRef{}
+	}
+	return b
+}
+
+// needTools skips when a tool the benchmark runs is missing.
+func needTools(t *testing.T) {
+	t.Helper()
+	for _, tool := range []string{"apache2", "wrk", "valgrind", "gcc", "mariadbd", "mariadb", "taskset"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if _, err := os.Stat("/usr/sbin/" + tool); err != nil {
+				t.Skipf("%s not installed", tool)
+			}
+		}
+	}
+}
+
+// reachableDir is a temporary directory that Apache's child (www-data)
+// can enter.
+func reachableDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for d := dir; d != filepath.Dir(d) && strings.HasPrefix(d, os.TempDir()+"/"); d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	return dir
+}
+
+func startDB(t *testing.T, ctx context.Context) *mysqld.Server {
+	t.Helper()
+	db, err := mysqld.Start(ctx, mysqld.Options{Dir: filepath.Join(t.TempDir(), "db"), Log: testLog{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Stop() })
+	return db
+}
+
+// TestQuickRun runs the protocol with CI's settings on the real ZTS
+// build(s) and checks the counts the report is about. It never asserts on
+// time.
+func TestQuickRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real benchmark run: -short")
+	}
+	base := ztsBuild("PATCHPROOF_TEST_ZTS_BUILD", "/tmp/pp-builds/zts")
+	if base.IsZero() {
+		t.Skip("no ZTS build: set PATCHPROOF_TEST_ZTS_BUILD to a build dir with sapi/cli/php and libs/libphp.so")
+	}
+	head := ztsBuild("PATCHPROOF_TEST_ZTS_HEAD_BUILD", "")
+	needTools(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
+	db := startDB(t, ctx)
+	dir := reachableDir(t)
+	res, err := Run(ctx, Options{
+		Base: base, Head: head,
+		DB: workload.ServerDB(db), DBPID: ServerPID(db),
+		Dir: dir, Quick: true,
+		Log: testLog{t},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CPUSource == "" {
+		t.Error("no CPU source recorded")
+	}
+	arms := map[string]*Arm{}
+	for _, a := range res.Arms {
+		arms[a.Name] = a
+		if len(a.Samples) != 2 {
+			t.Fatalf("%s: %d samples, want 2", a.Name, len(a.Samples))
+		}
+	}
+	for _, s := range arms["base-on"].Samples {
+		// FACTS: 771 calls with statistics on, 393 on the global mutex.
+		if l := s.Locks; l.LocksPerRequest < 300 || l.TopMutexPerRequest < 100 {
+			t.Errorf("base, statistics on, pass %d: %.1f lock calls a request, %.1f on the top mutex; want > 300 and > 100", s.Pass, l.LocksPerRequest, l.TopMutexPerRequest)
+		}
+		if s.CPU.Requests == 0 || s.CPU.CPUMsPerRequest <= 0 {
+			t.Errorf("base-on pass %d: CPU sample %+v", s.Pass, s.CPU)
+		}
+	}
+	for _, s := range arms["base-off"].Samples {
+		if l := s.Locks; l.LocksPerRequest > 50 {
+			t.Errorf("base, statistics off, pass %d: %.1f lock calls a request, want < 50", s.Pass, l.LocksPerRequest)
+		}
+	}
+	for i := range 2 {
+		on, off := arms["base-on"].Samples[i], arms["base-off"].Samples[i]
+		if on.Instructions.InstructionsPerRequest <= off.Instructions.InstructionsPerRequest {
+			t.Errorf("base: %.0f instructions a request with statistics on, %.0f off: want more on",
+				on.Instructions.InstructionsPerRequest, off.Instructions.InstructionsPerRequest)
+		}
+	}
+	if !head.IsZero() {
+		for i := range 2 {
+			on, off := arms["head-on"].Samples[i].Locks, arms["head-off"].Samples[i].Locks
+			if d := on.LocksPerRequest - off.LocksPerRequest; d > 10 || d < -10 {
+				t.Errorf("head: %.1f lock calls a request on, %.1f off: want the mysqlnd share gone", on.LocksPerRequest, off.LocksPerRequest)
+			}
+		}
+	}
+
+	// bench.txt is there and holds a line per arm and pass.
+	b, err := os.ReadFile(res.BenchTxt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := benchfmt.Read(bytes.NewReader(b), res.BenchTxt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(f.Results), 2*len(res.Arms); got != want {
+		t.Errorf("bench.txt: %d results, want %d", got, want)
+	}
+	var md bytes.Buffer
+	if err := res.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", md.String())
+	if _, err := os.Stat(filepath.Join(dir, benchJSONName)); err != nil {
+		t.Error(err)
+	}
+	assertNoServers(t, dir)
+}
+
+// assertNoServers fails if an Apache whose configuration lies under dir
+// is still running.
+func assertNoServers(t *testing.T, dir string) {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(cmd, []byte(dir)) {
+			t.Errorf("process %s still running: %s", e.Name(), bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}))
+		}
+	}
+}
+
+// TestJSONAPIWorkload serves the jsonapi workload through Apache and counts
+// its locks on base: its four queries make more statistics updates than
+// select20's one.
+func TestJSONAPIWorkload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real benchmark run: -short")
+	}
+	base := ztsBuild("PATCHPROOF_TEST_ZTS_BUILD", "/tmp/pp-builds/zts")
+	if base.IsZero() {
+		t.Skip("no ZTS build: set PATCHPROOF_TEST_ZTS_BUILD")
+	}
+	needTools(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	db := startDB(t, ctx)
+	dir := reachableDir(t)
+	res, err := Run(ctx, Options{
+		Base: base, DB: workload.ServerDB(db), Dir: dir, Quick: true, Passes: 1,
+		Workload: jsonapi.Workload(), Measures: []Measure{MeasureLocks},
+		Threads: 4, LockRequests: 50, Log: testLog{t},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	on := res.Arms[0].Samples[0].Locks
+	off := res.Arms[1].Samples[0].Locks
+	if on.LocksPerRequest < 300 || off.LocksPerRequest > 50 {
+		t.Errorf("jsonapi: %.1f lock calls a request on, %.1f off", on.LocksPerRequest, off.LocksPerRequest)
+	}
+	assertNoServers(t, dir)
+}
+
+func TestUnavailableServer(t *testing.T) {
+	mod := filepath.Join(t.TempDir(), "libphp.so")
+	os.WriteFile(mod, nil, 0o644)
+	_, err := Run(context.Background(), Options{Base: BuildRef{Module: mod}, Dir: t.TempDir(), Server: httpd.KindFrankenPHP})
+	if !errors.Is(err, httpd.ErrUnavailable) {
+		t.Errorf("error %v, want one wrapping httpd.ErrUnavailable", err)
+	}
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Helper()
+	l.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
