@@ -39,8 +39,17 @@ type Config struct {
 	Out       string // run directory: results.json, logs, trees, builds
 	Cache     string // mirrors, demo, build cache; default cachedir.Default()
 
-	ExpectNTSNoop bool   // changed NTS machine code fails the run
-	Objects       string // codediff object glob, relative to a build dir
+	ExpectNTSNoop bool // changed NTS machine code fails the run
+	// Bench is the benchmark's settings: "quick" (CI: 2 passes of 3 s,
+	// 200-request windows) or "report" (the report's: 50 connections, 20 s,
+	// 6 passes), for runners.
+	Bench   string
+	Threads int // PHP threads of the benchmark's server; default 16
+	Passes  int // benchmark passes; default by Bench
+	// CPU pinning of the benchmark's server, load and database (taskset
+	// lists); empty leaves them unpinned.
+	ServerCPUs, LoadCPUs, DBCPUs string
+	Objects                      string // codediff object glob, relative to a build dir
 
 	Post bool // post the PR comment and commit status
 	// PostTo is the PR to post on when it is not the one validated, as
@@ -76,6 +85,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Jobs <= 0 {
 		c.Jobs = max(1, runtime.NumCPU()/2)
+	}
+	if c.Bench == "" {
+		c.Bench = "quick"
 	}
 	if c.Objects == "" {
 		c.Objects = "ext/mysqlnd/*.o"
@@ -122,6 +134,9 @@ func (c *Config) validate() error {
 	}
 	if c.Profile != "mysql" && c.Profile != "official" {
 		return &InputError{"--profile " + c.Profile, fmt.Errorf("unknown profile (mysql, official)")}
+	}
+	if c.Bench != "quick" && c.Bench != "report" {
+		return &InputError{"--bench " + c.Bench, fmt.Errorf("unknown benchmark settings (quick, report)")}
 	}
 	if c.Out == "" {
 		return &InputError{"--out", fmt.Errorf("no output directory given")}

@@ -14,6 +14,7 @@ import (
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/verify/codediff"
 	"github.com/patchproof/patchproof/verify/suites"
+	"github.com/patchproof/patchproof/workloads/bench"
 )
 
 // This file renders the report: one Markdown summary of one or more Results
@@ -426,20 +427,23 @@ func (p *summaryWriter) overview(targets []jobTarget) {
 	if len(targets) == 0 {
 		return
 	}
-	var tests, backports bool
+	var tests, benches, backports bool
 	for _, t := range targets {
 		tests = tests || t.Tests != nil
+		benches = benches || t.Bench != nil
 		backports = backports || t.Backport != nil
 	}
-	// The benchmark's column joins here once TargetResult has Bench.
 	p.f("| target | NTS machine code | ZTS machine code (information) | builds |")
 	if tests {
 		p.f(" tests |")
 	}
+	if benches {
+		p.f(" cost of statistics, head vs base |")
+	}
 	if backports {
 		p.f(" backport |")
 	}
-	p.f("\n|---|---|---|---|%s%s\n", strings.Repeat("---|", btoi(tests)), strings.Repeat("---|", btoi(backports)))
+	p.f("\n|---|---|---|---|%s%s%s\n", strings.Repeat("---|", btoi(tests)), strings.Repeat("---|", btoi(benches)), strings.Repeat("---|", btoi(backports)))
 	for _, t := range targets {
 		if t.Backport != nil && !t.Backport.Applied {
 			p.f("| [%s](#%s) | not compared | not compared | none |", mdText(t.Name), headingAnchor(t.Name))
@@ -449,12 +453,41 @@ func (p *summaryWriter) overview(targets []jobTarget) {
 		if tests {
 			p.f(" %s |", testsCell(t.Tests))
 		}
+		if benches {
+			p.f(" %s |", benchCell(t.Bench))
+		}
 		if backports {
 			p.f(" %s |", backportCell(t.Backport))
 		}
 		p.f("\n")
 	}
 	p.blank()
+}
+
+// benchCell sums the benchmark up: each exact measure's verdict on head's
+// cost of statistics against base's.
+func benchCell(b *bench.Result) string {
+	if b == nil {
+		return "not run"
+	}
+	var parts []string
+	for _, m := range b.Measures {
+		if m.Noisy || m.Verdict == "" {
+			continue
+		}
+		icon := "➖"
+		switch m.Verdict {
+		case "improved":
+			icon = "✅"
+		case "regressed":
+			icon = "❌"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %s", icon, strings.ReplaceAll(m.Name, "_", " "), m.Verdict))
+	}
+	if len(parts) == 0 {
+		return "base only"
+	}
+	return strings.Join(parts, "<br>")
 }
 
 func btoi(b bool) int {
@@ -600,9 +633,10 @@ func (p *summaryWriter) target(t jobTarget) {
 				p.f("</details>\n\n")
 			}
 		}
-		// The benchmark goes here, one call, once TargetResult has it:
-		//
-		//	if t.Bench != nil { p.f("#### Benchmark\n\n"); p.markdown(t.Bench.Markdown) }
+		if t.Bench != nil {
+			p.f("#### Contention benchmark\n\n")
+			p.markdown(t.Bench.Markdown)
+		}
 	}
 	if len(t.Errors) > 0 {
 		p.f("#### Errors\n\n")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/workloads/bench"
 )
 
 // Result is what a run found: results.json. Field names are a published
@@ -86,6 +87,7 @@ type TargetResult struct {
 	CodeDiff *CodeDiffResult   `json:"codediff,omitempty"`
 	Backport *BackportResult   `json:"backport,omitempty"`
 	Tests    *TestsResult      `json:"tests,omitempty"`
+	Bench    *bench.Result     `json:"bench,omitempty"`
 	Errors   []string          `json:"errors,omitempty"`
 }
 

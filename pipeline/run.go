@@ -81,17 +81,9 @@ func Stages() []Stage {
 		buildStage{},
 		codediffStage{},
 		testsStage{},
-		notYet("bench"),
+		benchStage{},
 		reportStage{},
 	}
-}
-
-// notYet is a stage that a later version of patchproof provides.
-type notYet string
-
-func (s notYet) String() string { return string(s) }
-func (s notYet) Run(context.Context, *Run) error {
-	return &SkipError{Reason: "not yet available", NotAvailable: true}
 }
 
 // Execute runs the pipeline. It returns nil when every check passed, an error
