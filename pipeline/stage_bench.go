@@ -107,16 +107,17 @@ func copyFile(src, dst string) error {
 	return os.WriteFile(dst, b, 0o644)
 }
 
-// stepWriter shows a log's lines on the progress display.
+// stepWriter shows the benchmark's own step lines ("bench: ...") on the
+// progress display; wrk's and Apache's output stays in the log.
 type stepWriter struct {
 	p      *Progress
 	prefix string
 }
 
 func (w stepWriter) Write(b []byte) (int, error) {
-	for _, line := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-		if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "  ") {
-			w.p.Step("%s: %s", w.prefix, line)
+	for _, line := range strings.Split(string(b), "\n") {
+		if step, ok := strings.CutPrefix(strings.TrimSpace(line), "bench: "); ok {
+			w.p.Step("%s: %s", w.prefix, step)
 		}
 	}
 	return len(b), nil
