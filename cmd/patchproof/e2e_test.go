@@ -13,6 +13,7 @@ import (
 
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/pipeline"
+	"github.com/patchproof/patchproof/pipeline/github/githubfake"
 )
 
 // The end-to-end tests read the run that scripts/test makes first: the real
@@ -146,5 +147,114 @@ func TestE2ECompileError(t *testing.T) {
 	}
 	if len(res.Errors) == 0 || res.Errors[0].File != "ext/mysqlnd/mysqlnd_statistics.c" || res.Errors[0].Line != broken {
 		t.Errorf("errors = %+v, want ext/mysqlnd/mysqlnd_statistics.c:%d first", res.Errors, broken)
+	}
+}
+
+// The suites ran on all four builds against MariaDB, and the change
+// regressed nothing.
+func TestE2ETests(t *testing.T) {
+	res, _ := e2eResult(t)
+	tests := res.Targets[0].Tests
+	if tests == nil || len(tests.Runs) != 4 {
+		t.Fatalf("tests = %+v, want runs on the four builds", tests)
+	}
+	for _, run := range tests.Runs {
+		// FACTS: ~684 tests, a handful of environment failures.
+		if run.Counts.Total < 600 || run.Counts.Pass < 550 || run.Counts.Fail > 10 {
+			t.Errorf("%s: %+v", run.Build, run.Counts)
+		}
+	}
+	if len(tests.Comparisons) != 2 {
+		t.Fatalf("%d comparisons, want nts and zts", len(tests.Comparisons))
+	}
+	for _, c := range tests.Comparisons {
+		if c.Comparison.Regressed() {
+			t.Errorf("%s: regressions %+v", c.Variant, c.Comparison.Regressions)
+		}
+	}
+}
+
+// The benchmark: base ZTS takes ~771 locks per request with statistics on
+// (FACTS), a handful off; head's mysqlnd share is gone. Instructions per
+// request cost more with statistics on in base than in head.
+func TestE2EBench(t *testing.T) {
+	res, out := e2eResult(t)
+	b := res.Targets[0].Bench
+	if b == nil {
+		t.Fatal("no benchmark result")
+	}
+	for _, arm := range b.Arms {
+		if len(arm.Samples) == 0 {
+			t.Errorf("%s: no samples", arm.Name)
+		}
+		for _, s := range arm.Samples {
+			if s.Locks == nil || s.Instructions == nil || s.CPU == nil {
+				t.Errorf("%s pass %d: a measure is missing", arm.Name, s.Pass)
+				continue
+			}
+			locks := s.Locks.LocksPerRequest
+			switch arm.Name {
+			case "base-on":
+				if locks < 600 || s.Locks.TopMutexPerRequest < 300 {
+					t.Errorf("base-on: %.1f locks/req, %.1f on the top mutex; want ~771 and ~393", locks, s.Locks.TopMutexPerRequest)
+				}
+			default:
+				if locks > 50 {
+					t.Errorf("%s: %.1f locks/req, want the mysqlnd share gone (< 50)", arm.Name, locks)
+				}
+			}
+		}
+	}
+	instr := map[string]float64{}
+	for _, arm := range b.Arms {
+		if len(arm.Samples) > 0 && arm.Samples[0].Instructions != nil {
+			instr[arm.Name] = arm.Samples[0].Instructions.InstructionsPerRequest
+		}
+	}
+	baseCost, headCost := instr["base-on"]/instr["base-off"]-1, instr["head-on"]/instr["head-off"]-1
+	if baseCost < 0.05 || headCost > baseCost/2 {
+		t.Errorf("instructions: statistics cost %+.1f%% in base, %+.1f%% in head; want base > 5%% and head < half of it", baseCost*100, headCost*100)
+	}
+	if _, err := os.Stat(filepath.Join(out, "bench.txt")); err != nil {
+		t.Errorf("no bench.txt: %v", err)
+	}
+}
+
+// The demo's run, posted on a PR of the GitHub fake, twice: one comment,
+// updated, that shows all four checks.
+func TestE2EPostDemo(t *testing.T) {
+	_, out := e2eResult(t)
+	cleanEnv(t)
+	t.Setenv("GITHUB_TOKEN", cmdToken)
+	f := githubfake.New(t)
+	f.AddUser("patchproof-bot", cmdToken)
+	f.AddPR(githubfake.PR{Owner: "php", Repo: "php-src", Number: 4242,
+		Base: githubfake.Branch{Ref: "master", SHA: strings.Repeat("1", 40)},
+		Head: githubfake.Branch{Ref: "atomic-stats", SHA: headSHA}})
+	results := filepath.Join(out, "results.json")
+	var first int64
+	for _, runID := range []string{"7001", "7002"} {
+		t.Setenv("GITHUB_RUN_ID", runID)
+		code, _, stderr := report(t, results, "--post", "--pr", "4242", "--repo", pipeline.DefaultRepo, "--github-api", f.URL())
+		if code != 0 {
+			t.Fatalf("run %s: exit %d: %s", runID, code, stderr)
+		}
+		cs := f.Comments("php", "php-src", 4242)
+		if len(cs) != 1 {
+			t.Fatalf("run %s: %d comments, want 1", runID, len(cs))
+		}
+		if first == 0 {
+			first = cs[0].ID
+		} else if cs[0].ID != first {
+			t.Errorf("run %s posted a new comment instead of updating %d", runID, first)
+		}
+		for _, want := range []string{"484/484 identical", "#### ZTS machine code", "mysqli", "#### Contention benchmark", "lock calls/req", "run=" + runID} {
+			if !strings.Contains(cs[0].Body, want) {
+				t.Errorf("run %s: the comment lacks %q", runID, want)
+			}
+		}
+		if strings.Contains(cs[0].Body, cmdToken) {
+			t.Error("the token is in the comment")
+		}
 	}
 }
