@@ -13,7 +13,6 @@ import (
 
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/pipeline"
-	"github.com/patchproof/patchproof/pipeline/github/githubfake"
 )
 
 // The end-to-end tests read the run that scripts/test makes first: the real
@@ -225,12 +224,7 @@ func TestE2EBench(t *testing.T) {
 func TestE2EPostDemo(t *testing.T) {
 	_, out := e2eResult(t)
 	cleanEnv(t)
-	t.Setenv("GITHUB_TOKEN", cmdToken)
-	f := githubfake.New(t)
-	f.AddUser("patchproof-bot", cmdToken)
-	f.AddPR(githubfake.PR{Owner: "php", Repo: "php-src", Number: 4242,
-		Base: githubfake.Branch{Ref: "master", SHA: strings.Repeat("1", 40)},
-		Head: githubfake.Branch{Ref: "atomic-stats", SHA: headSHA}})
+	f := fakePR(t)
 	results := filepath.Join(out, "results.json")
 	var first int64
 	for _, runID := range []string{"7001", "7002"} {

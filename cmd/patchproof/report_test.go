@@ -144,12 +144,7 @@ func TestReportBadInput(t *testing.T) {
 
 func TestReportPost(t *testing.T) {
 	cleanEnv(t)
-	t.Setenv("GITHUB_TOKEN", cmdToken)
-	f := githubfake.New(t)
-	f.AddUser("patchproof-bot", cmdToken)
-	f.AddPR(githubfake.PR{Owner: "php", Repo: "php-src", Number: 4242,
-		Base: githubfake.Branch{Ref: "master", SHA: strings.Repeat("1", 40)},
-		Head: githubfake.Branch{Ref: "atomic-stats", SHA: headSHA}})
+	f := fakePR(t)
 	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	master := writeResult(t, jobResult("master", t0, pipeline.StatusPassed))
 	php84 := writeResult(t, jobResult("PHP-8.4", t0, pipeline.StatusPassed))
@@ -222,4 +217,17 @@ func TestE2ESummary(t *testing.T) {
 	if head(stdout) != head(string(summary)) {
 		t.Errorf("report says %q, the run said %q", head(stdout), head(string(summary)))
 	}
+}
+
+// fakePR is a GitHub fake with php/php-src#4242, whose head is headSHA, and
+// a user whose token is in $GITHUB_TOKEN.
+func fakePR(t *testing.T) *githubfake.Fake {
+	t.Helper()
+	t.Setenv("GITHUB_TOKEN", cmdToken)
+	f := githubfake.New(t)
+	f.AddUser("patchproof-bot", cmdToken)
+	f.AddPR(githubfake.PR{Owner: "php", Repo: "php-src", Number: 4242,
+		Base: githubfake.Branch{Ref: "master", SHA: strings.Repeat("1", 40)},
+		Head: githubfake.Branch{Ref: "atomic-stats", SHA: headSHA}})
+	return f
 }
