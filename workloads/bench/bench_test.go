@@ -105,7 +105,7 @@ func knownResult(t *testing.T) *Result {
 	o := Options{Base: BuildRef{Module: "/b/libs/libphp.so"}, Head: BuildRef{Module: "/h/libs/libphp.so"},
 		Workload: select20.Workload(), Threads: 16, Connections: 50, LoadThreads: 4, Passes: 5,
 		Duration: 20 * time.Second, Warmup: 5 * time.Second, LockRequests: 1000, CallgrindRequests: 500,
-		WindowConcurrency: 8, WindowWarmup: 128, Measures: AllMeasures, Server: "apache"}
+		WindowConcurrency: 8, WindowWarmup: 128, Measures: allMeasures, Server: "apache"}
 	r := newResult(o)
 	r.Machine = Machine{GOOS: "linux", GOARCH: "amd64", CPU: "Test CPU @ 2.00GHz"}
 	r.CPUSource = "cgroup2"
@@ -268,7 +268,7 @@ func TestMarkdown(t *testing.T) {
 	for _, a := range two.Arms {
 		a.Samples = a.Samples[:2]
 	}
-	two.analyse(Options{Measures: AllMeasures})
+	two.analyse(Options{Measures: allMeasures})
 	b.Reset()
 	if err := two.Markdown(&b); err != nil {
 		t.Fatal(err)

@@ -35,8 +35,9 @@ func BenchmarkName(workload string) string {
 
 // WriteBenchTxt writes the samples in the Go benchmark format: a line per
 // arm and pass, in the order they ran, the arms as sub-benchmark keys
-// (build=, stats=), so that "benchstat -col /stats bench.txt" compares
-// statistics on with off in each build, and "-col /build" base with head.
+// (build=, stats=), so that "benchstat -col '/stats@(off on)' bench.txt"
+// shows the cost of statistics in each build, and
+// "benchstat -col '/build@(base head)' bench.txt" head against base.
 func (r *Result) WriteBenchTxt(w io.Writer) error {
 	bw := benchfmt.NewWriter(w)
 	bw.WriteConfig(

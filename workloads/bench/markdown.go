@@ -249,7 +249,7 @@ func (r *Result) markdownDetails(w io.Writer) {
 	if len(sw) > 0 {
 		p("\n%s\n", strings.Join(sw, "\n"))
 	}
-	p("\n`bench.txt` holds every sample in the Go benchmark format: `benchstat -col /stats bench.txt`.\n\n</details>\n")
+	p("\n`bench.txt` holds every sample in the Go benchmark format: `benchstat -col '/stats@(off on)' bench.txt`.\n\n</details>\n")
 }
 
 func orDash(s string) string {

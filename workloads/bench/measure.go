@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/patchproof/patchproof/workloads/callgrind"
@@ -141,7 +142,7 @@ func firstErr(errs ...error) error {
 func (b *bencher) lockRun(ctx context.Context, a arm, dir string, smp *Sample) (_ *LockSample, err error) {
 	o := b.opt
 	so := b.serverOptions(a, dir)
-	tables := dir + "/" + lockDirName
+	tables := filepath.Join(dir, lockDirName)
 	if err := lockcount.PrepareDir(tables); err != nil {
 		return nil, err
 	}
@@ -195,7 +196,7 @@ func (b *bencher) lockRun(ctx context.Context, a arm, dir string, smp *Sample) (
 func (b *bencher) instrRun(ctx context.Context, a arm, dir string, smp *Sample) (_ *InstructionSample, err error) {
 	o := b.opt
 	so := b.serverOptions(a, dir)
-	out := dir + "/" + callgrindDirName
+	out := filepath.Join(dir, callgrindDirName)
 	if err := callgrind.PrepareDir(out); err != nil {
 		return nil, err
 	}

@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/patchproof/patchproof/verify/benchstat"
 	"github.com/patchproof/patchproof/workloads/httpd"
+	"github.com/patchproof/patchproof/workloads/jsonapi"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 	"github.com/patchproof/patchproof/workloads/select20"
 	"github.com/patchproof/patchproof/workloads/workload"
@@ -41,8 +43,8 @@ const (
 	MeasureInstructions Measure = "instructions"
 )
 
-// AllMeasures lists the measures in the order they run in an arm.
-var AllMeasures = []Measure{MeasureCPU, MeasureLocks, MeasureInstructions}
+// allMeasures lists the measures in the order they run in an arm.
+var allMeasures = []Measure{MeasureCPU, MeasureLocks, MeasureInstructions}
 
 // KeepAlive says whether the CPU passes keep connections alive.
 type KeepAlive string
@@ -202,10 +204,10 @@ func (o Options) resolved() (Options, error) {
 	pick(&o.WindowConcurrency, max(1, o.Threads/2), max(1, o.Threads/2))
 	pick(&o.WindowWarmup, windowWarmupPerThread*o.Threads, windowWarmupPerThread*o.Threads)
 	if len(o.Measures) == 0 {
-		o.Measures = AllMeasures
+		o.Measures = slices.Clone(allMeasures)
 	}
 	for _, m := range o.Measures {
-		if !slices.Contains(AllMeasures, m) {
+		if !slices.Contains(allMeasures, m) {
 			return o, fmt.Errorf("unknown measure %q (cpu, locks, instructions)", m)
 		}
 	}
@@ -238,6 +240,21 @@ func (o Options) keepAlive() bool {
 }
 
 func (o Options) wants(m Measure) bool { return slices.Contains(o.Measures, m) }
+
+// WorkloadNames lists the workloads WorkloadByName knows.
+func WorkloadNames() []string { return []string{"select20", "jsonapi"} }
+
+// WorkloadByName returns a bundled workload: select20 (the report's) or
+// jsonapi.
+func WorkloadByName(name string) (workload.Workload, error) {
+	switch name {
+	case "select20":
+		return select20.Workload(), nil
+	case "jsonapi":
+		return jsonapi.Workload(), nil
+	}
+	return workload.Workload{}, fmt.Errorf("unknown workload %q (%s)", name, strings.Join(WorkloadNames(), ", "))
+}
 
 // ServerPID returns the process id of a MariaDB started by workloads/mysqld,
 // from its pid file, or 0; DBCPUs needs it.

@@ -123,7 +123,7 @@ func newResult(o Options) *Result {
 	// The same defaults benchstat applies to a zero Thresholds.
 	res := &Result{
 		Workload: o.Workload.Name,
-		Server:   string(o.Server) + "-event",
+		Server:   serverName(o.Server),
 		Machine:  thisMachine(),
 		Settings: Settings{
 			Threads: o.Threads, Connections: o.Connections, LoadThreads: o.LoadThreads,
@@ -154,6 +154,14 @@ func newResult(o Options) *Result {
 	return res
 }
 
+// serverName says what served the requests, for the report.
+func serverName(k httpd.Kind) string {
+	if k == httpd.KindApache {
+		return "apache-event" // mpm_event, one process
+	}
+	return string(k)
+}
+
 // prepare loads the data, pins the database, builds the lock counter and
 // finds out whether a cgroup can measure CPU time.
 func (b *bencher) prepare(ctx context.Context) error {
@@ -167,6 +175,7 @@ func (b *bencher) prepare(ctx context.Context) error {
 			return err
 		}
 	}
+	// The database stays pinned after the run: it is the caller's server.
 	if o.DBCPUs != "" {
 		if o.DBPID <= 0 {
 			b.res.Warnings = append(b.res.Warnings, "--db-cpus given but the database's process is unknown: not pinned")
