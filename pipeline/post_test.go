@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -55,5 +57,31 @@ func TestPRBaseBranch(t *testing.T) {
 	var ie *InputError
 	if _, err := prBaseBranch(context.Background(), &cfg); !errors.As(err, &ie) {
 		t.Errorf("missing PR = %v, want an input error", err)
+	}
+}
+
+// An interrupted run still leaves a summary.md that says so; nothing is
+// posted.
+func TestInterruptedRunSummary(t *testing.T) {
+	f := newPRFake(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	out := t.TempDir()
+	res, err := Execute(ctx, Config{
+		Repo: backportRepo(t), Base: "master", Head: "pull/9/head", Out: out, Cache: t.TempDir(),
+		Post: true, PostTo: "php/php-src#4242", GitHubAPI: f.URL(), Getenv: env{"GITHUB_TOKEN": reportToken}.get,
+	})
+	if err == nil || res == nil || res.Error != "interrupted" || res.ExitCode != 2 {
+		t.Fatalf("Execute = %+v, %v; want an interrupted run", res, err)
+	}
+	summary, err := os.ReadFile(filepath.Join(out, "summary.md"))
+	if err != nil {
+		t.Fatalf("no summary.md: %v", err)
+	}
+	if !strings.Contains(string(summary), "interrupted") {
+		t.Errorf("summary.md does not say the run was interrupted:\n%.300s", summary)
+	}
+	if n := len(f.Comments("php", "php-src", 4242)); n != 0 {
+		t.Errorf("an interrupted run posted %d comments", n)
 	}
 }

@@ -151,6 +151,17 @@ func Execute(ctx context.Context, cfg Config) (*Result, error) {
 	runStages(ctx, r, Stages(), record, selected, logged)
 
 	finish(ctx, r)
+	if ctx.Err() != nil {
+		// Interrupted: the report stage did not run. summary.md still says
+		// what finished and what did not; nothing is posted.
+		local := cfg
+		local.Out, local.Post = out, false
+		ictx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		if _, err := Publish(ictx, local, []*Result{r.Result}); err != nil {
+			progress.Warn("summary of the interrupted run: " + err.Error())
+		}
+		cancel()
+	}
 	r.Progress.Summary(r.Result)
 	switch r.Result.Status {
 	case StatusPassed:
