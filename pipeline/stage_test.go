@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -146,5 +147,24 @@ func TestRunStagesCancellation(t *testing.T) {
 	}
 	if r.Result.Error != "interrupted" || r.Result.ExitCode != 2 {
 		t.Errorf("run = %q/%d, want interrupted/2", r.Result.Error, r.Result.ExitCode)
+	}
+}
+
+func TestProgressActions(t *testing.T) {
+	t.Setenv("GITHUB_ACTIONS", "true")
+	var out bytes.Buffer
+	p := NewProgress(&out)
+	p.StageStart("build")
+	p.Annotate("ext/mysqlnd/mysqlnd_statistics.c", 206, "expected ';' before 'is'\n100% sure")
+	p.StageEnd("build", errors.New("1 of 4 builds failed"))
+	got := out.String()
+	for _, want := range []string{
+		"::group::build\n",
+		"::error file=ext/mysqlnd/mysqlnd_statistics.c,line=206::expected ';' before 'is'%0A100%25 sure\n",
+		"::endgroup::\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("progress lacks %q:\n%s", want, got)
+		}
 	}
 }
