@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034
 # Shared by scripts/demo and scripts/test: install what patchproof needs on a
 # Debian 12 machine. Sourced, not run.
 
@@ -8,6 +9,13 @@ HOST_PACKAGES=(ca-certificates curl unzip git gcc g++ make pkg-config autoconf b
 	apache2 apache2-dev mariadb-server mariadb-client wrk valgrind)
 # And the Docker builder.
 DOCKER_PACKAGES=(docker.io debootstrap)
+
+# on_exit runs a command when the script exits, after those added before.
+_exit_cmds=()
+on_exit() {
+	_exit_cmds+=("$1")
+	trap 'for c in "${_exit_cmds[@]}"; do eval "$c"; done' EXIT
+}
 
 as_root() {
 	if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -73,5 +81,5 @@ start_dockerd() {
 		sleep 1
 	done
 	docker version >/dev/null 2>&1 || { echo "patchproof: dockerd did not start; see $root/dockerd.log" >&2; tail -5 "$root/dockerd.log" >&2; return 1; }
-	trap 'as_root kill "$(cat '"$root"'/dockerd.pid)" 2>/dev/null || true' EXIT
+	on_exit "as_root kill \$(cat $root/dockerd.pid) 2>/dev/null || true"
 }

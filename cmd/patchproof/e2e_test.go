@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -88,23 +90,72 @@ func TestE2EDemo(t *testing.T) {
 	}
 }
 
-// A re-run on the same commits builds nothing.
+// A re-run on the same commits builds nothing: scripts/test runs the demo
+// twice, the second time into PATCHPROOF_E2E_RERUN.
 func TestE2ERerunIsCached(t *testing.T) {
 	_, _ = e2eResult(t)
-	out := t.TempDir()
-	var stdout, stderr bytes.Buffer
-	err := patchproof(context.Background(), &stdout, &stderr, []string{"run", "--stages", "checkout,build", "--out", out})
-	if err != nil {
-		t.Fatalf("re-run: %v\n%s", err, stderr.String())
+	rerun := os.Getenv("PATCHPROOF_E2E_RERUN")
+	if rerun == "" {
+		t.Skip("PATCHPROOF_E2E_RERUN is not set: scripts/test runs the demo twice")
 	}
-	res, err := pipeline.ReadResult(filepath.Join(out, "results.json"))
+	res, err := pipeline.ReadResult(filepath.Join(rerun, "results.json"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(res.Targets) != 1 || len(res.Targets[0].Builds) != 4 {
+		t.Fatalf("re-run: %d targets", len(res.Targets))
 	}
 	for _, b := range res.Targets[0].Builds {
 		if !b.Cached {
 			t.Errorf("%s was built again", b.Label)
 		}
+	}
+}
+
+// Both demo runs posted with --post to the GitHub fake that scripts/test
+// started: one comment, the second run's, showing all four checks.
+func TestE2EPostedByRun(t *testing.T) {
+	_, _ = e2eResult(t)
+	api, token := os.Getenv("PATCHPROOF_E2E_GITHUB"), os.Getenv("PATCHPROOF_E2E_TOKEN")
+	if api == "" || token == "" {
+		t.Skip("PATCHPROOF_E2E_GITHUB is not set: scripts/test starts a GitHub fake for the demo runs")
+	}
+	req, _ := http.NewRequest(http.MethodGet, api+"repos/php/php-src/issues/4242/comments?per_page=100", nil)
+	req.Header.Set("Authorization", "token "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var comments []struct {
+		ID   int64  `json:"id"`
+		Body string `json:"body"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&comments); err != nil {
+		t.Fatal(err)
+	}
+	if len(comments) != 1 {
+		t.Fatalf("%d comments on the PR after two runs, want 1", len(comments))
+	}
+	rerun, err := pipeline.ReadResult(filepath.Join(os.Getenv("PATCHPROOF_E2E_RERUN"), "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := comments[0].Body
+	for _, want := range []string{
+		"484/484 identical",         // NTS machine code
+		"#### ZTS machine code",     // information
+		"ext/mysqli/tests",          // the suites
+		"#### Contention benchmark", // the benchmark
+		"lock calls/req",            //
+		"run=" + rerun.StartedAt.Format("2006-01-02T15:04:05Z"), // the second run's
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the comment lacks %q", want)
+		}
+	}
+	if strings.Contains(body, token) {
+		t.Error("the token is in the comment")
 	}
 }
 

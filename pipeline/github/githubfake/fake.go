@@ -25,6 +25,8 @@ package githubfake
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -164,8 +166,27 @@ type barrier struct {
 
 // New starts a fake that is closed when the test ends.
 func New(t testing.TB) *Fake {
+	f := newFake()
+	f.t = t
+	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// Serve starts a fake outside a test, on l (cmd/githubfake uses it to let a
+// whole patchproof run post offline). Close stops it.
+func Serve(l net.Listener) *Fake {
+	f := newFake()
+	f.srv = &httptest.Server{Listener: l, Config: &http.Server{Handler: http.HandlerFunc(f.serve)}}
+	f.srv.Start()
+	return f
+}
+
+// Close stops a fake made by Serve.
+func (f *Fake) Close() { f.srv.Close() }
+
+func newFake() *Fake {
 	f := &Fake{
-		t:        t,
 		accounts: map[string]account{},
 		prs:      map[issueKey]PR{},
 		comments: map[issueKey][]*Comment{},
@@ -183,8 +204,6 @@ func New(t testing.TB) *Fake {
 	mux.HandleFunc("DELETE /repos/{owner}/{repo}/issues/comments/{id}", f.deleteComment)
 	mux.HandleFunc("POST /repos/{owner}/{repo}/statuses/{sha}", f.createStatus)
 	f.mux = mux
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
-	t.Cleanup(f.srv.Close)
 	return f
 }
 
@@ -220,7 +239,11 @@ func (f *Fake) AddComment(owner, repo string, number int, author, body string) i
 	defer f.mu.Unlock()
 	k := key(owner, repo, number)
 	if _, ok := f.prs[k]; !ok {
-		f.t.Fatalf("githubfake: AddComment: no PR %s/%s#%d", owner, repo, number)
+		msg := fmt.Sprintf("githubfake: AddComment: no PR %s/%s#%d", owner, repo, number)
+		if f.t == nil {
+			panic(msg)
+		}
+		f.t.Fatal(msg)
 	}
 	return f.addComment(k, author, body).ID
 }
