@@ -14,9 +14,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/patchproof/patchproof/workloads/service"
 )
 
 // Server is a running PHP server.
@@ -31,7 +32,7 @@ type Server struct {
 	AccessLog string // empty unless Options.AccessLog
 
 	opt  Options
-	proc *process
+	proc *service.Process
 
 	stopOnce sync.Once
 	stopErr  error
@@ -46,7 +47,7 @@ func (s *Server) URL(path string) string {
 }
 
 // Exited is closed when the server's first process has exited.
-func (s *Server) Exited() <-chan struct{} { return s.proc.exited }
+func (s *Server) Exited() <-chan struct{} { return s.proc.Exited() }
 
 // Start writes the server's files into opt.Dir, starts it and waits until
 // opt.Probe answers as expected. Cancelling ctx stops the server at any
@@ -117,12 +118,12 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		}
 		err = s.waitReady(ctx, p, logStart)
 		if err == nil {
-			s.proc, s.PID = p, p.pid
-			fmt.Fprintf(opt.Log, "apache: ready on 127.0.0.1:%d (pid %d, %d threads)\n", s.Port, p.pid, opt.Threads)
+			s.proc, s.PID = p, p.Pid()
+			fmt.Fprintf(opt.Log, "apache: ready on 127.0.0.1:%d (pid %d, %d threads)\n", s.Port, p.Pid(), opt.Threads)
 			return s, nil
 		}
-		died := p.hasExited()
-		stopErr := p.stop()
+		died := p.HasExited()
+		stopErr := p.Stop()
 		if died {
 			stopErr = nil // err already says so
 		}
@@ -148,55 +149,39 @@ func (s *Server) args(apache string) []string {
 	return args
 }
 
-func (s *Server) launch(ctx context.Context, apache string) (*process, error) {
+func (s *Server) launch(ctx context.Context, apache string) (*service.Process, error) {
 	out, err := os.OpenFile(filepath.Join(s.Dir, outName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("start apache: %w", err)
 	}
 	defer out.Close()
 	args := s.args(apache)
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = s.Dir
-	cmd.Stdout = out
-	cmd.Stderr = out
-	// Debian's apache2 reads nothing from the environment it needs when
-	// given its own configuration; keep PATH and the like, add the hooks.
-	cmd.Env = append(os.Environ(), s.opt.Environ...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if s.opt.CgroupFD > 0 {
-		cmd.SysProcAttr.UseCgroupFD = true
-		cmd.SysProcAttr.CgroupFD = s.opt.CgroupFD
-	}
 	fmt.Fprintf(s.opt.Log, "apache: %s\n", strings.Join(args, " "))
-	if err := cmd.Start(); err != nil {
+	// No TermGroup: SIGTERM goes to Apache's parent, which stops its child
+	// in order; the group is killed only if that takes too long.
+	p, err := service.Start(ctx, service.Options{
+		Name: "apache",
+		Path: args[0],
+		Args: args[1:],
+		Dir:  s.Dir,
+		// Debian's apache2 reads nothing from the environment it needs when
+		// given its own configuration; keep PATH and the like, add the hooks.
+		Env:         append(os.Environ(), s.opt.Environ...),
+		Stdout:      out,
+		Stderr:      out,
+		StopTimeout: s.opt.StopTimeout,
+		CgroupFD:    s.opt.CgroupFD,
+		Log:         s.opt.Log,
+	})
+	if err != nil {
 		return nil, fmt.Errorf("start apache: %s: %w", args[0], err)
 	}
-	p := &process{
-		pid:         cmd.Process.Pid,
-		stopTimeout: s.opt.StopTimeout,
-		log:         s.opt.Log,
-		exited:      make(chan struct{}),
-		stopping:    make(chan struct{}),
-	}
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.exited)
-	}()
-	go func() {
-		select {
-		case <-ctx.Done():
-			fmt.Fprintf(s.opt.Log, "apache: %v: stopping pid %d\n", ctx.Err(), p.pid)
-			p.stop()
-		case <-p.stopping:
-		case <-p.exited:
-		}
-	}()
 	return p, nil
 }
 
 // waitReady polls the probe until it answers as expected; it fails at once
 // when the server exits, with the new part of the error log.
-func (s *Server) waitReady(ctx context.Context, p *process, logStart int64) error {
+func (s *Server) waitReady(ctx context.Context, p *service.Process, logStart int64) error {
 	deadline := time.Now().Add(s.opt.StartTimeout)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -204,8 +189,8 @@ func (s *Server) waitReady(ctx context.Context, p *process, logStart int64) erro
 	var last error
 	for {
 		select {
-		case <-p.exited:
-			return fmt.Errorf("start apache: exited during start-up (%v): %s", p.waitErr, s.logSince(logStart))
+		case <-p.Exited():
+			return fmt.Errorf("start apache: exited during start-up (%v): %s", p.WaitErr(), s.logSince(logStart))
 		case <-ctx.Done():
 			return fmt.Errorf("start apache: %w", ctx.Err())
 		case <-tick.C:
@@ -266,82 +251,22 @@ func (s *Server) probe(ctx context.Context, client *http.Client) error {
 
 // Stop stops the server: SIGTERM to Apache's parent, which stops its child
 // and exits, then SIGKILL to the whole process group after StopTimeout.
-// It is safe to call more than once and on a nil Server; every call returns
-// the first one's answer. An error means the server had died by itself or
-// had to be killed.
+// It returns once the group is gone. It is safe to call more than once and
+// on a nil Server; every call returns the first one's answer. An error
+// means the server had died by itself or had to be killed.
 func (s *Server) Stop() error {
 	if s == nil {
 		return nil
 	}
 	s.stopOnce.Do(func() {
-		if s.proc.hasExited() && !s.proc.requested.Load() {
-			s.stopErr = fmt.Errorf("stop apache: it had exited by itself (%v): %s", s.proc.waitErr, s.logSince(0))
+		if s.proc.HasExited() && !s.proc.StopRequested() {
+			s.stopErr = fmt.Errorf("stop apache: it had exited by itself (%v): %s", s.proc.WaitErr(), s.logSince(0))
 		}
-		if err := s.proc.stop(); err != nil && s.stopErr == nil {
+		if err := s.proc.Stop(); err != nil && s.stopErr == nil {
 			s.stopErr = err
 		}
 	})
 	return s.stopErr
-}
-
-// process is a server process in its own process group.
-type process struct {
-	pid         int
-	stopTimeout time.Duration
-	log         io.Writer
-
-	exited  chan struct{}
-	waitErr error // read after exited is closed
-
-	stopping  chan struct{}
-	requested atomic.Bool
-	once      sync.Once
-	stopErr   error
-}
-
-func (p *process) hasExited() bool {
-	select {
-	case <-p.exited:
-		return true
-	default:
-		return false
-	}
-}
-
-// stop sends SIGTERM, waits, then kills the group. The group is killed
-// even after a clean exit, so that nothing the server left behind (a
-// wrapper's helper, a child that missed the signal) survives it.
-func (p *process) stop() error {
-	p.once.Do(func() {
-		p.requested.Store(true)
-		close(p.stopping)
-		if !p.hasExited() {
-			syscall.Kill(p.pid, syscall.SIGTERM)
-			select {
-			case <-p.exited:
-			case <-time.After(p.stopTimeout):
-				fmt.Fprintf(p.log, "apache: pid %d still running %v after SIGTERM: killing its process group\n", p.pid, p.stopTimeout)
-				p.stopErr = fmt.Errorf("stop apache: pid %d did not stop within %v of SIGTERM: killed", p.pid, p.stopTimeout)
-			}
-		}
-		syscall.Kill(-p.pid, syscall.SIGKILL)
-		<-p.exited
-		waitGroupGone(p.pid, p.stopTimeout)
-	})
-	return p.stopErr
-}
-
-// waitGroupGone waits until no process of group pgid is left, so that a
-// port, a lock table or a cgroup is free when Stop returns.
-func waitGroupGone(pgid int, limit time.Duration) {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		if syscall.Kill(-pgid, 0) != nil {
-			return
-		}
-		syscall.Kill(-pgid, syscall.SIGKILL)
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // logSince returns what the error log gained after offset, trimmed to its

@@ -92,7 +92,7 @@ func TestStartCreateDatabaseStop(t *testing.T) {
 		t.Errorf("login with a wrong password succeeded: %s", out)
 	}
 
-	pgid := s.proc.pgid
+	pgid := s.proc.Pid()
 	if err := s.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
@@ -144,10 +144,10 @@ func TestCancelStopsServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	pgid := s.proc.pgid
+	pgid := s.proc.Pid()
 	cancel()
 	select {
-	case <-s.proc.exited:
+	case <-s.proc.Exited():
 	case <-time.After(defaultStopTimeout + 5*time.Second):
 		t.Fatal("server still running after ctx was cancelled")
 	}

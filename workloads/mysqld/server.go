@@ -17,9 +17,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/patchproof/patchproof/workloads/service"
 )
 
 // Server is a running MariaDB. Connect over TCP to Host:Port or over the unix
@@ -41,7 +42,7 @@ type Server struct {
 	opt        Options
 	clientConf string // option file for the mariadb client, mode 0600
 	sockDir    string // a short directory made under /tmp for Socket, or ""
-	proc       *process
+	proc       *service.Process
 
 	stopOnce sync.Once
 	stopErr  error
@@ -146,8 +147,8 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 			fmt.Fprintf(opt.Log, "mariadb %s ready on 127.0.0.1:%d and %s\n", s.Version, s.Port, s.Socket)
 			return s, nil
 		}
-		died := p.hasExited()
-		stopErr := p.stop()
+		died := p.HasExited()
+		stopErr := stop(p, opt.StopTimeout)
 		if died {
 			stopErr = nil // err already says so, with the log tail
 		}
@@ -197,14 +198,14 @@ func (s *Server) serverArgs(mariadbd, osUser, initFile string) []string {
 // waitReady waits until the server completes a MySQL handshake on its port
 // and the user can log in over the socket, or fails with the tail of the
 // error log when the server exits or the start timeout passes.
-func (s *Server) waitReady(ctx context.Context, p *process) error {
+func (s *Server) waitReady(ctx context.Context, p *service.Process) error {
 	deadline := time.Now().Add(s.opt.StartTimeout)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {
-		case <-p.exited:
-			return fmt.Errorf("start mariadbd: exited during start-up (%v); %s:\n%s", p.waitErr, s.ErrorLog, s.logTail())
+		case <-p.Exited():
+			return fmt.Errorf("start mariadbd: exited during start-up (%v); %s:\n%s", p.WaitErr(), s.ErrorLog, s.logTail())
 		case <-ctx.Done():
 			return fmt.Errorf("start mariadbd: %w", ctx.Err())
 		case <-tick.C:
@@ -229,8 +230,8 @@ func (s *Server) waitReady(ctx context.Context, p *process) error {
 			return nil
 		}
 		select {
-		case <-p.exited:
-			return fmt.Errorf("start mariadbd: exited during start-up (%v); %s:\n%s", p.waitErr, s.ErrorLog, s.logTail())
+		case <-p.Exited():
+			return fmt.Errorf("start mariadbd: exited during start-up (%v); %s:\n%s", p.WaitErr(), s.ErrorLog, s.logTail())
 		case <-ctx.Done():
 			return fmt.Errorf("start mariadbd: %w", ctx.Err())
 		case <-time.After(200 * time.Millisecond):
@@ -249,10 +250,10 @@ func (s *Server) Stop() error {
 	}
 	s.stopOnce.Do(func() {
 		if s.proc != nil {
-			if s.proc.hasExited() && !s.proc.requested.Load() {
-				s.stopErr = fmt.Errorf("stop mariadbd: it had exited by itself (%v); %s:\n%s", s.proc.waitErr, s.ErrorLog, s.logTail())
+			if s.proc.HasExited() && !s.proc.StopRequested() {
+				s.stopErr = fmt.Errorf("stop mariadbd: it had exited by itself (%v); %s:\n%s", s.proc.WaitErr(), s.ErrorLog, s.logTail())
 			}
-			if err := s.proc.stop(); err != nil && s.stopErr == nil {
+			if err := stop(s.proc, s.opt.StopTimeout); err != nil && s.stopErr == nil {
 				s.stopErr = err
 			}
 		}
@@ -261,92 +262,40 @@ func (s *Server) Stop() error {
 	return s.stopErr
 }
 
-// process is one mariadbd process in its own process group.
-type process struct {
-	pgid        int
-	stopTimeout time.Duration
-	log         io.Writer
-
-	exited  chan struct{} // closed when Wait returns
-	waitErr error         // Wait's answer; read after exited is closed
-
-	stopping  chan struct{} // closed by stop: ends the context watcher
-	requested atomic.Bool   // stop was called: an exit is not a crash
-	once      sync.Once
-	stopErr   error
-}
-
-// launch starts mariadbd in its own process group and a watcher that stops
-// it when ctx is cancelled.
-func launch(ctx context.Context, args []string, dir string, opt Options) (*process, error) {
+// launch starts mariadbd in its own process group; cancelling ctx stops it.
+func launch(ctx context.Context, args []string, dir string, opt Options) (*service.Process, error) {
 	out, err := os.OpenFile(filepath.Join(dir, "mariadbd.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("start mariadbd: %w", err)
 	}
 	defer out.Close()
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Dir = dir
-	cmd.Stdout = out
-	cmd.Stderr = out
-	// Pdeathsig: if patchproof dies without running Stop, the server still
-	// goes away instead of holding its port and datadir.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
 	fmt.Fprintf(opt.Log, "mariadb: %s\n", strings.Join(args, " "))
-	if err := cmd.Start(); err != nil {
+	p, err := service.Start(ctx, service.Options{
+		Name:        "mariadb",
+		Path:        args[0],
+		Args:        args[1:],
+		Dir:         dir,
+		Stdout:      out,
+		Stderr:      out,
+		StopTimeout: opt.StopTimeout,
+		TermGroup:   true,
+		// Even when patchproof dies, let mariadbd shut down as Stop asks it to.
+		DeathSignal: syscall.SIGTERM,
+		Log:         opt.Log,
+	})
+	if err != nil {
 		return nil, fmt.Errorf("start mariadbd: %w", err)
 	}
-	p := &process{
-		pgid:        cmd.Process.Pid,
-		stopTimeout: opt.StopTimeout,
-		log:         opt.Log,
-		exited:      make(chan struct{}),
-		stopping:    make(chan struct{}),
-	}
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.exited)
-	}()
-	go func() {
-		select {
-		case <-ctx.Done():
-			p.stop()
-		case <-p.exited:
-		case <-p.stopping:
-		}
-	}()
 	return p, nil
 }
 
-func (p *process) hasExited() bool {
-	select {
-	case <-p.exited:
-		return true
-	default:
-		return false
+// stop stops p and says so in mariadbd's words.
+func stop(p *service.Process, timeout time.Duration) error {
+	err := p.Stop()
+	if errors.Is(err, service.ErrKilled) {
+		return fmt.Errorf("stop mariadbd: still running %v after SIGTERM, killed", timeout)
 	}
-}
-
-// stop is idempotent: SIGTERM to the group, SIGKILL after the timeout.
-func (p *process) stop() error {
-	p.requested.Store(true)
-	p.once.Do(func() {
-		close(p.stopping)
-		start := time.Now()
-		if !p.hasExited() {
-			_ = syscall.Kill(-p.pgid, syscall.SIGTERM)
-			select {
-			case <-p.exited:
-			case <-time.After(p.stopTimeout):
-				_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
-				<-p.exited
-				p.stopErr = fmt.Errorf("stop mariadbd: still running %v after SIGTERM, killed", p.stopTimeout)
-			}
-			fmt.Fprintf(p.log, "mariadb stopped in %v\n", time.Since(start).Round(time.Millisecond))
-		}
-		// Anything else left in the group (there should be nothing) goes too.
-		_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
-	})
-	return p.stopErr
+	return err
 }
 
 // pickSocket puts the socket in the run dir, or in a short directory under
