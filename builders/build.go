@@ -106,6 +106,17 @@ func (b *Builder) apxsFor(v Variant) string {
 	return ""
 }
 
+// Cached reports whether s is in the cache already, without waiting for a
+// build of it that is under way.
+func (b *Builder) Cached(ctx context.Context, s Spec) bool {
+	key, _, err := b.Key(ctx, s)
+	if err != nil {
+		return false
+	}
+	_, err = readBuild(filepath.Join(b.CacheDir, "builds", key))
+	return err == nil
+}
+
 // Build returns the cached build of s, or builds it. A build whose commands
 // fail returns a Build with OK false and an error wrapping ErrBuildFailed;
 // any other error means it could not be attempted.

@@ -84,7 +84,9 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 			defer f.Close()
 			counter := &compileCounter{w: f}
 			j.spec.Log, j.spec.Jobs = counter, makeJobs
-			r.Progress.Step("%s: building (make -j%d, log logs/%s)", j.spec.Label, makeJobs, name)
+			if !b.Cached(gctx, j.spec) {
+				r.Progress.Step("%s: building (make -j%d, log logs/%s)", j.spec.Label, makeJobs, name)
+			}
 			stop := heartbeat(r.Progress, 30*time.Second, func() string {
 				return fmt.Sprintf("%s: %d files compiled", j.spec.Label, counter.count())
 			})
