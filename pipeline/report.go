@@ -472,6 +472,21 @@ func benchCell(b *bench.Result) string {
 	}
 	var parts []string
 	for _, m := range b.Measures {
+		if m.Name == "locks" {
+			// The number a reviewer looks for first.
+			var baseOn, headOn *bench.ArmSummary
+			for i := range m.Arms {
+				switch m.Arms[i].Arm {
+				case "base-on":
+					baseOn = &m.Arms[i]
+				case "head-on":
+					headOn = &m.Arms[i]
+				}
+			}
+			if baseOn != nil && headOn != nil {
+				parts = append(parts, fmt.Sprintf("lock calls/req, statistics on: %.4g → %.4g", baseOn.Median, headOn.Median))
+			}
+		}
 		if m.Noisy || m.Verdict == "" {
 			continue
 		}
