@@ -3,9 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,34 +12,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/golden"
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/verify/codediff"
 	"github.com/patchproof/patchproof/verify/suites"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/report/name, or rewrites it under
-// -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	p := filepath.Join("testdata", "report", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s (-want +got):\n%s", p, d)
-	}
-}
 
 // The commits of the fixtures: what a demo run and a PR run record.
 const (
@@ -323,7 +298,7 @@ func TestRenderSummaryGolden(t *testing.T) {
 			if err := RenderSummary(&b, tt.results); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.name, b.Bytes())
+			golden.Check(t, filepath.Join("testdata", "report", tt.name), b.Bytes())
 			// What the report command reads renders the same.
 			var again bytes.Buffer
 			if err := RenderSummary(&again, roundTrip(t, tt.results...)); err != nil {

@@ -3,34 +3,14 @@ package codediff
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/patchproof/patchproof/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	p := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(p, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", p, diff)
-	}
-}
 
 func TestListing(t *testing.T) {
 	code := []byte{
@@ -105,7 +85,7 @@ func TestMarkdown(t *testing.T) {
 	if err := sampleReport().Markdown(&b); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.md", b.Bytes())
+	golden.Check(t, filepath.Join("testdata", "report.md"), b.Bytes())
 }
 
 // TestJSON pins the field names: they are part of results.json.
@@ -114,7 +94,7 @@ func TestJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.json", append(b, '\n'))
+	golden.Check(t, filepath.Join("testdata", "report.json"), append(b, '\n'))
 }
 
 func TestMarkdownCapsLongDiffs(t *testing.T) {

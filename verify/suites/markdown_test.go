@@ -4,32 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/patchproof/patchproof/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s\n(go test -update rewrites it)", name, diff)
-	}
-}
 
 // realPair is the healthy real run as base and, as head, the same run with
 // a regression, a flake, a fix and a new skip: the real diffs of the
@@ -78,7 +57,7 @@ func TestWriteMarkdown(t *testing.T) {
 	if err := WriteMarkdown(&buf, c, []*RunResult{base, head}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.md", buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "report.md"), buf.Bytes())
 }
 
 func TestWriteMarkdownNoRegression(t *testing.T) {
@@ -87,7 +66,7 @@ func TestWriteMarkdownNoRegression(t *testing.T) {
 	if err := WriteMarkdown(&buf, Compare(r, r), []*RunResult{r}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report-same.md", buf.Bytes())
+	golden.Check(t, filepath.Join("testdata", "report-same.md"), buf.Bytes())
 }
 
 // The JSON names are part of results.json: renaming one breaks readers.
@@ -108,5 +87,5 @@ func TestJSONNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "json-names.golden.json", append(b, '\n'))
+	golden.Check(t, filepath.Join("testdata", "json-names.golden.json"), append(b, '\n'))
 }

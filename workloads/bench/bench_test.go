@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"go/build"
 	"os"
 	"os/exec"
@@ -14,11 +13,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/patchproof/patchproof/internal/golden"
 	"github.com/patchproof/patchproof/verify/benchstat/benchfmt"
 	"github.com/patchproof/patchproof/workloads/select20"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 func TestRotate(t *testing.T) {
 	o := Options{Base: BuildRef{Module: "b"}, Head: BuildRef{Module: "h"}}
@@ -182,31 +180,13 @@ func TestAnalyseKnownSamples(t *testing.T) {
 	}
 }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s (-want +got):\n%s", path, diff)
-	}
-}
-
 func TestBenchTxt(t *testing.T) {
 	r := knownResult(t)
 	var b bytes.Buffer
 	if err := r.WriteBenchTxt(&b); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "bench.golden", b.Bytes())
+	golden.Check(t, filepath.Join("testdata", "bench.golden"), b.Bytes())
 
 	// Read back, the lines give every arm's samples in pass order.
 	f, err := benchfmt.Read(bytes.NewReader(b.Bytes()), "bench.txt")
@@ -257,7 +237,7 @@ func TestMarkdown(t *testing.T) {
 	if err := r.Markdown(&b); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "markdown.golden", b.Bytes())
+	golden.Check(t, filepath.Join("testdata", "markdown.golden"), b.Bytes())
 
 	// Base alone, two passes: no head columns, the sample-size warnings
 	// once for every measure.
@@ -273,5 +253,5 @@ func TestMarkdown(t *testing.T) {
 	if err := two.Markdown(&b); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "markdown-base.golden", b.Bytes())
+	golden.Check(t, filepath.Join("testdata", "markdown-base.golden"), b.Bytes())
 }

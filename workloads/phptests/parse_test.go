@@ -2,7 +2,6 @@ package phptests
 
 import (
 	"encoding/json"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,32 +9,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/patchproof/patchproof/internal/golden"
 	"github.com/patchproof/patchproof/verify/suites"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 
 // goldenRoot is the tree run-tests ran in when testdata/real was recorded
 // (PHP 8.2.32 NTS, MariaDB 10.11 started by workloads/mysqld): the status
 // files name tests by absolute path under it.
 const goldenRoot = "/tmp/pp-golden/a/tree"
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), string(got)); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s\n(go test -update rewrites it)", name, diff)
-	}
-}
 
 // TestParseRealRun parses the status and JUnit files of a real full run of
 // both suites into per-test results, pinned by a golden file, and checks
@@ -91,7 +72,7 @@ func TestParseRealRun(t *testing.T) {
 			if err := enc.Encode(got); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, tt.suite+".results.golden.json", []byte(b.String()))
+			golden.Check(t, filepath.Join("testdata", tt.suite+".results.golden.json"), []byte(b.String()))
 		})
 	}
 }

@@ -2,18 +2,16 @@ package benchfmt
 
 import (
 	"bytes"
-	"flag"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-)
 
-var update = flag.Bool("update", false, "rewrite the golden files")
+	"github.com/patchproof/patchproof/internal/golden"
+)
 
 var header = []Config{
 	{"goos", "linux"},
@@ -59,22 +57,11 @@ func TestWriteGolden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	golden := filepath.Join("testdata", "bench.golden")
-	if *update {
-		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(string(want), buf.String()); diff != "" {
-		t.Errorf("written (-%s +got):\n%s", golden, diff)
-	}
+	goldenPath := filepath.Join("testdata", "bench.golden")
+	golden.Check(t, goldenPath, buf.Bytes())
 
 	// Reading it back gives the same results, each with the header.
-	f, err := Read(bytes.NewReader(buf.Bytes()), golden)
+	f, err := Read(bytes.NewReader(buf.Bytes()), goldenPath)
 	if err != nil {
 		t.Fatal(err)
 	}
