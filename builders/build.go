@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -213,7 +214,7 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	} else if runErr != nil {
 		return fail("php -v", runErr)
 	}
-	res.PHPVersion, _, _ = cutLine(out.String())
+	res.PHPVersion, _, _ = strings.Cut(out.String(), "\n")
 	want := "(NTS)"
 	if s.Variant == ZTS {
 		want = "(ZTS)"
@@ -229,7 +230,7 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	}
 	res.PHPModules = parseModules(out.String())
 	for _, m := range []string{"mysqlnd", "mysqli", "PDO", "pdo_mysql"} {
-		if !contains(res.PHPModules, m) {
+		if !slices.Contains(res.PHPModules, m) {
 			return fail("php -m", fmt.Errorf("module %s missing", m))
 		}
 	}
@@ -286,15 +287,6 @@ func parseModules(out string) []string {
 		mods = append(mods, l)
 	}
 	return mods
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func fileExists(p string) bool {

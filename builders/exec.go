@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -81,7 +82,7 @@ func (h *Host) ID(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("gcc --version: %w", err)
 	}
-	line, _, _ := cutLine(string(out))
+	line, _, _ := strings.Cut(string(out), "\n")
 	return "host/" + line, nil
 }
 
@@ -94,13 +95,4 @@ func KillGroupOnCancel(cmd *exec.Cmd) {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	}
 	cmd.WaitDelay = 5 * time.Second
-}
-
-func cutLine(s string) (string, string, bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }
