@@ -96,12 +96,12 @@ func (b *Builder) Key(ctx context.Context, s Spec) (string, []string, error) {
 	}
 	h := sha256.New()
 	fmt.Fprintf(h, "patchproof build v1\ntree %s\nvariant %s\nprofile %s\nflags %q\nconfigure %q\nexecutor %s\n",
-		s.TreeHash, s.Variant, s.Profile, Env(), args, id)
+		s.TreeHash, s.Variant, s.Profile, Env(s.Variant), args, id)
 	return hex.EncodeToString(h.Sum(nil))[:24], args, nil
 }
 
 func (b *Builder) apxsFor(v Variant) string {
-	if v == ZTS {
+	if v.Threaded() {
 		return b.Apxs
 	}
 	return ""
@@ -153,7 +153,7 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	defer os.RemoveAll(tmp)
 	res := &Build{
 		Label: s.Label, Side: s.Side, Variant: s.Variant, Profile: s.Profile, Executor: b.Exec.String(),
-		TreeHash: s.TreeHash, Key: key, ConfigureLine: ConfigureLine(args),
+		TreeHash: s.TreeHash, Key: key, ConfigureLine: ConfigureLine(s.Variant, args),
 	}
 	res.Compiler, _ = b.Exec.ID(ctx)
 	fail := func(step string, runErr error) (*Build, error) {
@@ -166,7 +166,7 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 		return nil, fmt.Errorf("build %s: copy source: %w", s.Label, err)
 	}
 	// LC_ALL=C: compiler messages in plain ASCII, the same on every machine.
-	env := append([]string{"LC_ALL=C"}, Env()...)
+	env := append([]string{"LC_ALL=C"}, Env(s.Variant)...)
 	if b.CCache {
 		env = append(env, "CC=ccache gcc", "CCACHE_DIR="+filepath.Join(b.CacheDir, "ccache"),
 			"CCACHE_BASEDIR="+tmp, "CCACHE_NOHASHDIR=1")
@@ -216,7 +216,7 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	}
 	res.PHPVersion, _, _ = strings.Cut(out.String(), "\n")
 	want := "(NTS)"
-	if s.Variant == ZTS {
+	if s.Variant.Threaded() {
 		want = "(ZTS)"
 	}
 	if !strings.Contains(res.PHPVersion, want) {

@@ -195,7 +195,17 @@ func TestConfigureArgs(t *testing.T) {
 	if _, err := ConfigureArgs("nope", NTS, ""); err == nil {
 		t.Error("unknown profile accepted")
 	}
-	line := ConfigureLine(nts)
+	tsan, _ := ConfigureArgs(ProfileMySQL, TSan, "/usr/bin/apxs2")
+	if diff := cmp.Diff(zts, tsan); diff != "" {
+		t.Errorf("mysql/tsan configure arguments differ from mysql/zts (-zts +tsan):\n%s", diff)
+	}
+	if got, want := strings.Join(Env(TSan), " "), "CFLAGS="+OfficialCFLAGS+" -fsanitize=thread -g"; !strings.HasPrefix(got, want) || !strings.HasSuffix(got, "LDFLAGS="+OfficialLDFLAGS+" -fsanitize=thread -g") {
+		t.Errorf("Env(TSan) = %q, want the official flags plus -fsanitize=thread -g", got)
+	}
+	if got, want := Env(ZTS), Env(NTS); !cmp.Equal(got, want) {
+		t.Errorf("Env(ZTS) = %q, want the official flags %q", got, want)
+	}
+	line := ConfigureLine(NTS, nts)
 	if !strings.HasPrefix(line, "CFLAGS='-fstack-protector-strong -fpic -fpie -O2 -D_LARGEFILE_SOURCE -D_FILE_OFFSET_BITS=64' CPPFLAGS='") {
 		t.Errorf("configure line = %q", line)
 	}

@@ -19,7 +19,17 @@ type Variant string
 const (
 	NTS Variant = "nts"
 	ZTS Variant = "zts"
+	// TSan is ZTS built with ThreadSanitizer (-fsanitize=thread, with debug
+	// information so that its reports name files and lines). It is only for
+	// the concurrency check: its machine code and speed are not PHP's.
+	TSan Variant = "tsan"
 )
+
+// Threaded reports whether v is a thread-safe (ZTS) build.
+func (v Variant) Threaded() bool { return v == ZTS || v == TSan }
+
+// TSanFlags are added to CFLAGS, CPPFLAGS and LDFLAGS of a TSan build.
+const TSanFlags = "-fsanitize=thread -g"
 
 // Profile is a set of configure options.
 type Profile string
@@ -34,9 +44,16 @@ const (
 	ProfileOfficial Profile = "official"
 )
 
-// Env returns the compiler flags as environment assignments.
-func Env() []string {
-	return []string{"CFLAGS=" + OfficialCFLAGS, "CPPFLAGS=" + OfficialCPPFLAGS, "LDFLAGS=" + OfficialLDFLAGS}
+// Env returns the compiler flags of a variant as environment assignments:
+// the official image's, plus ThreadSanitizer's for TSan.
+func Env(v Variant) []string {
+	cflags, cppflags, ldflags := OfficialCFLAGS, OfficialCPPFLAGS, OfficialLDFLAGS
+	if v == TSan {
+		cflags += " " + TSanFlags
+		cppflags += " " + TSanFlags
+		ldflags += " " + TSanFlags
+	}
+	return []string{"CFLAGS=" + cflags, "CPPFLAGS=" + cppflags, "LDFLAGS=" + ldflags}
 }
 
 // ConfigureArgs returns configure's arguments for a profile and variant.
@@ -72,7 +89,7 @@ func ConfigureArgs(p Profile, v Variant, apxs string) ([]string, error) {
 	args = append(args, "--without-valgrind")
 	switch v {
 	case NTS:
-	case ZTS:
+	case ZTS, TSan:
 		args = append(args, "--enable-zts", "--disable-zend-signals")
 		if apxs != "" {
 			args = append(args, "--with-apxs2="+apxs)
@@ -84,9 +101,9 @@ func ConfigureArgs(p Profile, v Variant, apxs string) ([]string, error) {
 }
 
 // ConfigureLine renders configure's command line as a person would type it.
-func ConfigureLine(args []string) string {
+func ConfigureLine(v Variant, args []string) string {
 	var words []string
-	for _, e := range Env() {
+	for _, e := range Env(v) {
 		k, v, _ := strings.Cut(e, "=")
 		words = append(words, k+"='"+v+"'")
 	}
