@@ -1,0 +1,91 @@
+// Package race owns the concurrency check's judgments: whether mysqlnd's
+// process-wide counters grew by exactly what the requests did when 16
+// threads served them at once (no lost update), and which ThreadSanitizer
+// reports a head build has that its base has not. The measurements come
+// from workloads/concurrency; this package reads them and decides.
+package race
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// CounterRun is what the check needs of a counter measurement.
+type CounterRun struct {
+	Requests      int              // served concurrently
+	PerRequest    map[string]int64 // one request's delta of every counter, from serial runs
+	Grew          map[string]int64 // every counter's growth under concurrency
+	DBConnections int64            // what the database server counted in that time
+	ConnsPerReq   int64            // database connections one request opens
+}
+
+// A Counter is one counter that did not grow as the requests said.
+type Counter struct {
+	Name       string `json:"name"`
+	PerRequest int64  `json:"per_request"`
+	Expected   int64  `json:"expected"`
+	Got        int64  `json:"got"`
+	// Lost is Expected - Got: updates lost (negative: counted twice).
+	Lost int64 `json:"lost"`
+}
+
+// CounterCheck is the verdict on a counter run.
+type CounterCheck struct {
+	Requests int `json:"requests"`
+	// Counters is how many counters one request moves: each must have grown
+	// by exactly Requests times its delta.
+	Counters int `json:"counters"`
+	// Still is how many counters a request leaves as they were (gauges that
+	// go up and back down, counters of other features); each must not have
+	// moved either.
+	Still int `json:"still"`
+	// Updates is how many counted updates the concurrent requests made.
+	Updates int64 `json:"updates"`
+	// Off lists every counter that is not what it should be, by name.
+	Off []Counter `json:"off,omitempty"`
+	// Lost is the sum of the updates lost.
+	Lost int64 `json:"lost"`
+	// WorkError says the database server's own count of what was done does
+	// not match the requests: the load, not mysqlnd, lost something.
+	WorkError string `json:"work_error,omitempty"`
+}
+
+// Exact reports whether every counter is what the requests made it.
+func (c CounterCheck) Exact() bool { return len(c.Off) == 0 && c.WorkError == "" }
+
+// JudgeCounters compares every counter's growth under concurrency with
+// Requests times its serial per-request delta. Connection counters need no
+// special case: the workload opens its own connections in every request, so
+// they too move by a fixed amount per request, whichever thread serves it;
+// the database server's count of connections confirms how many requests
+// really ran.
+func JudgeCounters(run CounterRun) CounterCheck {
+	c := CounterCheck{Requests: run.Requests}
+	n := int64(run.Requests)
+	if want := n * run.ConnsPerReq; run.DBConnections != want {
+		c.WorkError = fmt.Sprintf("the database server counted %d connections, %d requests open %d", run.DBConnections, run.Requests, want)
+	}
+	names := slices.Sorted(maps.Keys(run.PerRequest))
+	for name := range run.Grew {
+		if _, ok := run.PerRequest[name]; !ok {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		per := run.PerRequest[name]
+		want, got := n*per, run.Grew[name]
+		if per != 0 {
+			c.Counters++
+			c.Updates += want
+		} else {
+			c.Still++
+		}
+		if got != want {
+			c.Off = append(c.Off, Counter{Name: name, PerRequest: per, Expected: want, Got: got, Lost: want - got})
+			c.Lost += want - got
+		}
+	}
+	return c
+}

@@ -1,0 +1,95 @@
+package concurrency
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// ErrNoTSan is wrapped when the ThreadSanitizer runtime cannot be found.
+var ErrNoTSan = errors.New("ThreadSanitizer runtime not found")
+
+// TSanRuntime returns the path of the compiler's ThreadSanitizer runtime
+// (libtsan.so), which a TSan build of libphp.so needs in a server that was
+// not itself built with -fsanitize=thread.
+func TSanRuntime(ctx context.Context, cc string) (string, error) {
+	if cc == "" {
+		cc = "gcc"
+	}
+	out, err := exec.CommandContext(ctx, cc, "-print-file-name=libtsan.so").Output()
+	if err != nil {
+		return "", fmt.Errorf("%s -print-file-name=libtsan.so: %v: %w", cc, err, ErrNoTSan)
+	}
+	p := strings.TrimSpace(string(out))
+	// gcc prints the bare name back when it has no such file.
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("%s has no libtsan.so (install libtsan2): %w", cc, ErrNoTSan)
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", fmt.Errorf("%s: %v: %w", p, err, ErrNoTSan)
+	}
+	return real, nil
+}
+
+// TSanEnviron is the server's environment for a TSan build: the runtime
+// preloaded, so that it is initialised before apache2 loads libphp.so, and
+// its reports written to logDir/tsan.PID. The server goes on after a
+// report (halt_on_error=0) and exits as it would (exitcode=0): the reports
+// are the finding, not the exit status.
+func TSanEnviron(runtime, logDir string) []string {
+	opts := []string{
+		"log_path=" + filepath.Join(logDir, "tsan"),
+		"halt_on_error=0",
+		"exitcode=0",
+		// A deeper history keeps the previous access's stack in more reports.
+		"history_size=4",
+		"second_deadlock_stack=1",
+		// Apache's signal handlers are not the change's business.
+		"report_signal_unsafe=0",
+	}
+	return []string{"LD_PRELOAD=" + runtime, "TSAN_OPTIONS=" + strings.Join(opts, " ")}
+}
+
+// PrepareTSanLogs makes logDir, writable by the server's unprivileged
+// child, and empty of earlier reports.
+func PrepareTSanLogs(logDir string) error {
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return err
+	}
+	if err := os.Chmod(logDir, 0o1777); err != nil {
+		return err
+	}
+	old, _ := filepath.Glob(filepath.Join(logDir, "tsan.*"))
+	for _, f := range old {
+		if err := os.Remove(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TSanLogs returns the reports the runtime wrote to logDir, every process's
+// file concatenated in name order.
+func TSanLogs(logDir string) ([]byte, error) {
+	files, err := filepath.Glob(filepath.Join(logDir, "tsan.*"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var all bytes.Buffer
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		all.Write(b)
+	}
+	return all.Bytes(), nil
+}
