@@ -40,7 +40,8 @@ type CounterCheck struct {
 	// go up and back down, counters of other features); each must not have
 	// moved either.
 	Still int `json:"still"`
-	// Updates is how many counted updates the concurrent requests made.
+	// Updates is how many counter updates the concurrent requests made, at
+	// least: every request updates each of Counters once or more.
 	Updates int64 `json:"updates"`
 	// Off lists every counter that is not what it should be, by name.
 	Off []Counter `json:"off,omitempty"`
@@ -78,7 +79,7 @@ func JudgeCounters(run CounterRun) CounterCheck {
 		want, got := n*per, run.Grew[name]
 		if per != 0 {
 			c.Counters++
-			c.Updates += want
+			c.Updates += n
 		} else {
 			c.Still++
 		}

@@ -143,7 +143,18 @@ func TestCountersExactOnBase(t *testing.T) {
 			t.Errorf("%s per request = %d, want %d", name, got, want)
 		}
 	}
+	t.Logf("%d requests in %d ms; a request moves %d of %d counters: %v", n, res.DurationMS, moved, len(res.PerRequest), nonZeroOf(res.PerRequest))
 	if moved < 20 {
 		t.Errorf("a request moves %d counters, want at least 20", moved)
 	}
+}
+
+func nonZeroOf(m map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for k, v := range m {
+		if v != 0 {
+			out[k] = v
+		}
+	}
+	return out
 }
