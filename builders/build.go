@@ -212,7 +212,8 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	if runErr, execErr := b.Exec.Exec(ctx, Cmd{Dir: tmp, Args: []string{php, "-n", "-v"}, Output: &out}); execErr != nil {
 		return nil, fmt.Errorf("build %s: %w", s.Label, execErr)
 	} else if runErr != nil {
-		return fail("php -v", runErr)
+		// What php said before it died is the reason (a sanitizer's, say).
+		return fail("php -v", fmt.Errorf("%w: %s", runErr, tail(out.String(), 2000)))
 	}
 	res.PHPVersion, _, _ = strings.Cut(out.String(), "\n")
 	want := "(NTS)"
@@ -343,4 +344,13 @@ func (e *errorScanner) scan(line string) {
 	ln, _ := strconv.Atoi(m[2])
 	col, _ := strconv.Atoi(m[3])
 	e.errors = append(e.errors, CompileError{File: file, Line: ln, Column: col, Message: m[4]})
+}
+
+// tail returns the last n bytes of s, trimmed.
+func tail(s string, n int) string {
+	s = strings.TrimSpace(s)
+	if len(s) > n {
+		s = "…" + s[len(s)-n:]
+	}
+	return s
 }

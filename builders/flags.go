@@ -53,7 +53,15 @@ func Env(v Variant) []string {
 		cppflags += " " + TSanFlags
 		ldflags += " " + TSanFlags
 	}
-	return []string{"CFLAGS=" + cflags, "CPPFLAGS=" + cppflags, "LDFLAGS=" + ldflags}
+	env := []string{"CFLAGS=" + cflags, "CPPFLAGS=" + cppflags, "LDFLAGS=" + ldflags}
+	if v == TSan {
+		// PHP picks SIMD string functions through ifunc resolvers, which the
+		// dynamic loader runs while relocating, before the TSan runtime is
+		// initialised: instrumented, they crash php at start-up. Without
+		// them PHP calls the same functions through a pointer.
+		env = append(env, "ax_cv_have_func_attribute_ifunc=no")
+	}
+	return env
 }
 
 // ConfigureArgs returns configure's arguments for a profile and variant.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
@@ -40,7 +41,15 @@ type Frame struct {
 	File   string `json:"file,omitempty"` // relative to the source tree where it lies in it
 	Line   int    `json:"line,omitempty"`
 	Module string `json:"module,omitempty"` // the shared object, for frames without source
+	// Offset is the frame's address in Module, for frames the runtime could
+	// not name (a Symbolizer names them).
+	Offset uint64 `json:"offset,omitempty"`
 }
+
+// A Symbolizer names frames the TSan runtime left unnamed: for a module (the
+// base name TSan printed, "libphp.so") and offsets in it, it returns a frame
+// per offset it could name, with File as the compiler recorded it.
+type Symbolizer func(module string, offsets []uint64) (map[uint64]Frame, error)
 
 func (f Frame) String() string {
 	switch {
@@ -48,6 +57,8 @@ func (f Frame) String() string {
 		return fmt.Sprintf("%s %s:%d", f.Func, f.File, f.Line)
 	case f.File != "":
 		return f.Func + " " + f.File
+	case f.Module != "" && f.Func == "":
+		return fmt.Sprintf("%s+%#x", f.Module, f.Offset)
 	case f.Module != "":
 		return f.Func + " (" + f.Module + ")"
 	}
@@ -78,7 +89,7 @@ var (
 	warningLine = regexp.MustCompile(`^WARNING: ThreadSanitizer: (.+?)(?: \(pid=\d+\))?\s*$`)
 	// "#3 php_mysqlnd_rowp_read /b/ext/mysqlnd/mysqlnd_wireprotocol.c:1624 (libphp.so+0x5b1e2)"
 	// "#0 apr_thread_mutex_lock <null> (libapr-1.so.0+0x2b3a0)"
-	frameLine = regexp.MustCompile(`^#\d+\s+(\S+)\s+(\S+?)(?::(\d+))?(?::\d+)?\s+\(([^)+]+)(?:\+0x[0-9a-f]+)?\)\s*$`)
+	frameLine = regexp.MustCompile(`^#\d+\s+(\S+)\s+(\S+?)(?::(\d+))?(?::\d+)?\s+\(([^)+]+)(?:\+0x([0-9a-f]+))?\)\s*$`)
 	// An access: "Write of size 8 at 0x... by thread T5:", "Previous
 	// atomic read of size 8 ...", "Read of size 8 at 0x... by main thread
 	// (mutexes: write M1):".
@@ -88,25 +99,78 @@ var (
 
 // Parse reads ThreadSanitizer's output (a log_path file, or stderr with
 // other output around it) and returns its reports in order, those with the
-// same signature merged into one with a count.
-func Parse(data []byte) ([]Report, error) {
+// same signature merged into one with a count. Frames the runtime left
+// unnamed are named by sym, when given, before reports are compared.
+func Parse(data []byte, sym Symbolizer) ([]Report, error) {
+	raw, err := parseRaw(data)
+	if err != nil {
+		return nil, err
+	}
+	if sym != nil {
+		if err := symbolize(raw, sym); err != nil {
+			return nil, err
+		}
+	}
+	var reports []Report
+	index := map[string]int{}
+	for _, r := range raw {
+		r.File = attribute(r.Accesses)
+		sig := r.Signature()
+		if i, ok := index[sig]; ok {
+			reports[i].Count++
+			continue
+		}
+		r.Count = 1
+		index[sig] = len(reports)
+		reports = append(reports, r)
+	}
+	return reports, nil
+}
+
+// symbolize names the unnamed frames of every report, a module at a time.
+func symbolize(reports []Report, sym Symbolizer) error {
+	want := map[string][]uint64{}
+	for _, r := range reports {
+		for _, a := range r.Accesses {
+			for _, f := range a.Stack {
+				if f.Func == "" && f.Module != "" && !slices.Contains(want[f.Module], f.Offset) {
+					want[f.Module] = append(want[f.Module], f.Offset)
+				}
+			}
+		}
+	}
+	names := map[string]map[uint64]Frame{}
+	for _, mod := range slices.Sorted(maps.Keys(want)) {
+		got, err := sym(mod, want[mod])
+		if err != nil {
+			return fmt.Errorf("symbolize %s: %w", mod, err)
+		}
+		names[mod] = got
+	}
+	for ri := range reports {
+		for ai := range reports[ri].Accesses {
+			stack := reports[ri].Accesses[ai].Stack
+			for fi, f := range stack {
+				if n, ok := names[f.Module][f.Offset]; ok && f.Func == "" {
+					n.File, _ = relSource(n.File)
+					n.Module, n.Offset = f.Module, f.Offset
+					stack[fi] = n
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// parseRaw splits TSan's output into reports, frames as printed.
+func parseRaw(data []byte) ([]Report, error) {
 	var (
 		reports []Report
 		cur     *Report
 		section *[]Frame // where the next frames go
-		index   = map[string]int{}
 	)
 	flush := func() {
-		if cur == nil {
-			return
-		}
-		cur.File = attribute(cur.Accesses)
-		sig := cur.Signature()
-		if i, ok := index[sig]; ok {
-			reports[i].Count++
-		} else {
-			cur.Count = 1
-			index[sig] = len(reports)
+		if cur != nil {
 			reports = append(reports, *cur)
 		}
 		cur, section = nil, nil
@@ -138,11 +202,15 @@ func Parse(data []byte) ([]Report, error) {
 				return nil, fmt.Errorf("tsan report %q: frame %q not understood", cur.Kind, line)
 			}
 			f := Frame{Func: m[1]}
+			if f.Func == "<null>" {
+				f.Func = ""
+			}
 			if m[2] != "<null>" {
 				f.File, _ = relSource(m[2])
 				f.Line, _ = strconv.Atoi(m[3])
 			} else {
 				f.Module = m[4]
+				f.Offset, _ = strconv.ParseUint(m[5], 16, 64)
 			}
 			*section = append(*section, f)
 		case accessLine.MatchString(line):
@@ -202,7 +270,14 @@ func (r Report) Signature() string {
 			if i == signatureFrames {
 				break
 			}
-			fs = append(fs, f.Func+"@"+f.File+f.Module)
+			id := f.Func + "@" + f.File
+			if f.Func == "" {
+				// Unnamed: only its address identifies it.
+				id = fmt.Sprintf("%s+%#x", f.Module, f.Offset)
+			} else if f.File == "" {
+				id += f.Module
+			}
+			fs = append(fs, id)
 		}
 		sides = append(sides, opOf(a.What)+" "+strings.Join(fs, " < "))
 	}

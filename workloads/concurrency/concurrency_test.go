@@ -59,7 +59,7 @@ func TestOptionsRejected(t *testing.T) {
 
 func TestTSanEnviron(t *testing.T) {
 	env := TSanEnviron("/usr/lib/libtsan.so.2", "/run/tsan")
-	want := []string{"LD_PRELOAD=/usr/lib/libtsan.so.2", "TSAN_OPTIONS=log_path=/run/tsan/tsan halt_on_error=0 exitcode=0 history_size=4 second_deadlock_stack=1 report_signal_unsafe=0"}
+	want := []string{"LD_PRELOAD=/usr/lib/libtsan.so.2", "TSAN_OPTIONS=log_path=/run/tsan/tsan halt_on_error=0 exitcode=0 history_size=4 second_deadlock_stack=1 report_signal_unsafe=0 allow_addr2line=1"}
 	if fmt.Sprint(env) != fmt.Sprint(want) {
 		t.Errorf("TSanEnviron = %q, want %q", env, want)
 	}

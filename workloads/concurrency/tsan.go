@@ -53,6 +53,8 @@ func TSanEnviron(runtime, logDir string) []string {
 		"second_deadlock_stack=1",
 		// Apache's signal handlers are not the change's business.
 		"report_signal_unsafe=0",
+		// Debian has no llvm-symbolizer; binutils' addr2line names the frames.
+		"allow_addr2line=1",
 	}
 	return []string{"LD_PRELOAD=" + runtime, "TSAN_OPTIONS=" + strings.Join(opts, " ")}
 }
