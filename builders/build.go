@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/patchproof/patchproof/pipeline/cachedir"
+	"github.com/patchproof/patchproof/internal/cachedir"
 )
 
 // Spec is what to build.

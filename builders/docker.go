@@ -17,7 +17,8 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 
-	"github.com/patchproof/patchproof/pipeline/cachedir"
+	"github.com/patchproof/patchproof/internal/cachedir"
+	"github.com/patchproof/patchproof/internal/proc"
 )
 
 // BuildPackages are installed in the build image: the compiler, the tools a
@@ -234,7 +235,7 @@ func ensureBaseImage(ctx context.Context, c *client.Client, opt ImageOptions) (s
 		os.RemoveAll(tmp)
 		cmd := exec.CommandContext(ctx, "debootstrap", "--variant=minbase", opt.Suite, tmp, opt.Mirror)
 		cmd.Stdout, cmd.Stderr = opt.Log, opt.Log
-		KillGroupOnCancel(cmd)
+		proc.KillGroupOnCancel(cmd)
 		if err := cmd.Run(); err != nil {
 			os.RemoveAll(tmp)
 			return "", fmt.Errorf("debootstrap %s: %w (is debootstrap installed? see patchproof doctor --builder docker)", opt.Suite, err)

@@ -7,8 +7,8 @@ import (
 	"io"
 	"os/exec"
 	"strings"
-	"syscall"
-	"time"
+
+	"github.com/patchproof/patchproof/internal/proc"
 )
 
 // Cmd is a command for an Executor.
@@ -62,7 +62,7 @@ func (h *Host) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 		cmd.Env = append(cmd.Environ(), c.Env...)
 	}
 	cmd.Stdout, cmd.Stderr = c.Output, c.Output
-	KillGroupOnCancel(cmd)
+	proc.KillGroupOnCancel(cmd)
 	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {
@@ -84,15 +84,4 @@ func (h *Host) ID(ctx context.Context) (string, error) {
 	}
 	line, _, _ := strings.Cut(string(out), "\n")
 	return "host/" + line, nil
-}
-
-// KillGroupOnCancel makes cmd the leader of a new process group and, when
-// its context is cancelled, kills the group, then waits at most a few
-// seconds for the output pipes to close.
-func KillGroupOnCancel(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	}
-	cmd.WaitDelay = 5 * time.Second
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/markdown"
 	"github.com/patchproof/patchproof/verify/codediff"
 	"github.com/patchproof/patchproof/verify/suites"
 	"github.com/patchproof/patchproof/workloads/bench"
@@ -311,12 +312,12 @@ func (p *summaryWriter) headline(results []*Result, targets []jobTarget, v Verdi
 				if s.Status == StatusError {
 					what = "could not run"
 				}
-				p.f("- %s **%s** %s: %s\n", statusIcon(s.Status), mdText(label), what, mdText(stageMessage(s.Error)))
+				p.f("- %s **%s** %s: %s\n", statusIcon(s.Status), markdown.Text(label), what, markdown.Text(stageMessage(s.Error)))
 				n++
 			}
 		}
 		if n == 0 {
-			p.f("- %s %s\n", statusIcon(v.Status), mdText(v.Reason))
+			p.f("- %s %s\n", statusIcon(v.Status), markdown.Text(v.Reason))
 		}
 		p.blank()
 	}
@@ -327,12 +328,12 @@ func (p *summaryWriter) headline(results []*Result, targets []jobTarget, v Verdi
 		if len(ran) > 0 {
 			p.f(" ")
 		}
-		p.f("Not run: %s.", mdText(strings.Join(notRun, "; ")))
+		p.f("Not run: %s.", markdown.Text(strings.Join(notRun, "; ")))
 	}
 	p.blank()
 	for _, res := range results {
 		for _, w := range res.Warnings {
-			p.f("> [!WARNING]\n> %s\n\n", mdText(w))
+			p.f("> [!WARNING]\n> %s\n\n", markdown.Text(w))
 		}
 	}
 	p.overview(targets)
@@ -344,9 +345,9 @@ func subject(results []*Result, targets []jobTarget) string {
 	s := results[0].Settings
 	switch {
 	case s.Demo && strings.HasPrefix(s.Repo, "demo"):
-		parts = append(parts, "The bundled "+mdText(s.Repo))
+		parts = append(parts, "The bundled "+markdown.Text(s.Repo))
 	case s.Demo:
-		parts = append(parts, "The bundled demo: "+mdText(s.Repo))
+		parts = append(parts, "The bundled demo: "+markdown.Text(s.Repo))
 	case s.PR > 0:
 		ref := fmt.Sprintf("#%d", s.PR)
 		if owner, name, _, ok := parseRepoURL(s.Repo); ok {
@@ -354,11 +355,11 @@ func subject(results []*Result, targets []jobTarget) string {
 		}
 		parts = append(parts, "Pull request "+ref)
 	default:
-		parts = append(parts, mdCode(s.Repo))
+		parts = append(parts, markdown.Code(s.Repo))
 	}
 	var names []string
 	for _, t := range targets {
-		names = append(names, mdText(t.Name))
+		names = append(names, markdown.Text(t.Name))
 	}
 	if len(names) > 0 {
 		parts = append(parts, mdPlural(len(names), "target", "targets")+": "+strings.Join(names, ", "))
@@ -446,9 +447,9 @@ func (p *summaryWriter) overview(targets []jobTarget) {
 	p.f("\n|---|---|---|---|%s%s%s\n", strings.Repeat("---|", btoi(tests)), strings.Repeat("---|", btoi(benches)), strings.Repeat("---|", btoi(backports)))
 	for _, t := range targets {
 		if t.Backport != nil && !t.Backport.Applied {
-			p.f("| [%s](#%s) | not compared | not compared | none |", mdText(t.Name), headingAnchor(t.Name))
+			p.f("| [%s](#%s) | not compared | not compared | none |", markdown.Text(t.Name), markdown.Anchor(t.Name))
 		} else {
-			p.f("| [%s](#%s) | %s | %s | %s |", mdText(t.Name), headingAnchor(t.Name), ntsCell(t.CodeDiff), ztsCell(t.CodeDiff), buildsCell(t.Builds))
+			p.f("| [%s](#%s) | %s | %s | %s |", markdown.Text(t.Name), markdown.Anchor(t.Name), ntsCell(t.CodeDiff), ztsCell(t.CodeDiff), buildsCell(t.Builds))
 		}
 		if tests {
 			p.f(" %s |", testsCell(t.Tests))
@@ -628,7 +629,7 @@ func buildsCell(bs []*builders.Build) string {
 
 // target is one target's section.
 func (p *summaryWriter) target(t jobTarget) {
-	p.f("### %s\n\n", mdText(t.Name))
+	p.f("### %s\n\n", markdown.Text(t.Name))
 	if t.Backport != nil {
 		p.backport(t.Backport)
 	}
@@ -656,7 +657,7 @@ func (p *summaryWriter) target(t jobTarget) {
 	if len(t.Errors) > 0 {
 		p.f("#### Errors\n\n")
 		for _, e := range t.Errors {
-			p.f("- %s %s\n", statusIcon(StatusError), mdText(e))
+			p.f("- %s %s\n", statusIcon(StatusError), markdown.Text(e))
 		}
 		p.blank()
 	}
@@ -669,21 +670,21 @@ func (p *summaryWriter) backport(bp *BackportResult) {
 	switch {
 	case bp.Applied && bp.Explicit != "":
 		p.f("%s The backport of %s's change to %s is %s, given with `--backport` (%s).\n\n",
-			statusIcon(StatusPassed), mdText(bp.From), mdText(bp.Branch), mdCode(bp.Explicit), mdCode(shortSHA(bp.Commit)))
+			statusIcon(StatusPassed), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Code(bp.Explicit), markdown.Code(shortSHA(bp.Commit)))
 	case bp.Applied:
 		p.f("%s %s's change (merge-base..head) applies cleanly onto %s: commit %s.\n\n",
-			statusIcon(StatusPassed), mdText(bp.From), mdText(bp.Branch), mdCode(shortSHA(bp.Commit)))
+			statusIcon(StatusPassed), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Code(shortSHA(bp.Commit)))
 	case len(bp.Conflicts) > 0:
 		p.f("%s %s's change does not apply onto %s: %s failed. Nothing else was checked on this branch.\n\n",
-			statusIcon(StatusFailed), mdText(bp.From), mdText(bp.Branch), mdPlural(len(bp.Conflicts), "hunk", "hunks"))
+			statusIcon(StatusFailed), markdown.Text(bp.From), markdown.Text(bp.Branch), mdPlural(len(bp.Conflicts), "hunk", "hunks"))
 		p.f("| file | hunk | why |\n|---|---|---|\n")
 		for _, c := range bp.Conflicts {
-			p.f("| %s | %s | %s |\n", mdCode(c.File), mdCode(c.Hunk), mdText(c.Reason))
+			p.f("| %s | %s | %s |\n", markdown.Code(c.File), markdown.Code(c.Hunk), markdown.Text(c.Reason))
 		}
 		p.blank()
 	default:
 		p.f("%s %s's change could not be applied onto %s: %s\n\n",
-			statusIcon(StatusError), mdText(bp.From), mdText(bp.Branch), mdText(firstLine(bp.Error)))
+			statusIcon(StatusError), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Text(firstLine(bp.Error)))
 	}
 }
 
@@ -702,10 +703,10 @@ func (p *summaryWriter) tests(tr *TestsResult) {
 		p.f("#### Test suites\n\nNot compared: no base and head run of the same variant.\n\n")
 	}
 	for _, e := range tr.Errors {
-		p.f("> [!WARNING]\n> %s\n\n", mdText(e))
+		p.f("> [!WARNING]\n> %s\n\n", markdown.Text(e))
 	}
 	if tr.Server != "" {
-		p.f("The suites ran against %s.\n\n", mdText(tr.Server))
+		p.f("The suites ran against %s.\n\n", markdown.Text(tr.Server))
 	}
 }
 
@@ -716,7 +717,7 @@ func (p *summaryWriter) nts(cd *CodeDiffResult) {
 		return
 	}
 	for _, e := range cd.Errors {
-		p.f("> [!WARNING]\n> Not compared: %s\n\n", mdText(e))
+		p.f("> [!WARNING]\n> Not compared: %s\n\n", markdown.Text(e))
 	}
 	if cd.NTS == nil {
 		if len(cd.Errors) == 0 {
@@ -752,7 +753,7 @@ func (p *summaryWriter) zts(cd *CodeDiffResult) {
 	p.f("#### ZTS machine code\n\n")
 	p.f("Information: the functions the change touches under ZTS. %s.\n\n", r.Summary())
 	for _, w := range r.Warnings {
-		p.f("> warning: %s\n", mdText(w))
+		p.f("> warning: %s\n", markdown.Text(w))
 	}
 	p.blank()
 	if n := len(r.Changed) + len(r.Added) + len(r.Removed); n > 0 {
@@ -767,13 +768,13 @@ func (p *summaryWriter) zts(cd *CodeDiffResult) {
 func (p *summaryWriter) funcList(r *codediff.Report, max int) {
 	var lines []string
 	for _, d := range r.Changed {
-		lines = append(lines, fmt.Sprintf("- %s in %s (%d → %d bytes)", mdCode(d.Name), mdCode(d.Object), d.BaseSize, d.HeadSize))
+		lines = append(lines, fmt.Sprintf("- %s in %s (%d → %d bytes)", markdown.Code(d.Name), markdown.Code(d.Object), d.BaseSize, d.HeadSize))
 	}
 	for _, f := range r.Added {
-		lines = append(lines, fmt.Sprintf("- added: %s in %s (%d bytes)", mdCode(f.Name), mdCode(f.Object), f.Size))
+		lines = append(lines, fmt.Sprintf("- added: %s in %s (%d bytes)", markdown.Code(f.Name), markdown.Code(f.Object), f.Size))
 	}
 	for _, f := range r.Removed {
-		lines = append(lines, fmt.Sprintf("- removed: %s in %s (%d bytes)", mdCode(f.Name), mdCode(f.Object), f.Size))
+		lines = append(lines, fmt.Sprintf("- removed: %s in %s (%d bytes)", markdown.Code(f.Name), markdown.Code(f.Object), f.Size))
 	}
 	if max > 0 && len(lines) > max {
 		lines = append(lines[:max], fmt.Sprintf("- and %d more (results.json has them all)", len(lines)-max))
@@ -800,7 +801,7 @@ func (p *summaryWriter) builds(bs []*builders.Build) {
 	for _, b := range sorted {
 		result := statusIcon(StatusPassed) + " built"
 		if !b.OK {
-			result = statusIcon(StatusFailed) + " " + mdText(firstLine(cmp.Or(b.Failure, "failed")))
+			result = statusIcon(StatusFailed) + " " + markdown.Text(firstLine(cmp.Or(b.Failure, "failed")))
 		}
 		cached := "no"
 		if b.Cached {
@@ -808,16 +809,16 @@ func (p *summaryWriter) builds(bs []*builders.Build) {
 		}
 		version := "—"
 		if b.PHPVersion != "" {
-			version = mdCode(b.PHPVersion)
+			version = markdown.Code(b.PHPVersion)
 		}
-		p.f("| %s %s | %s | %s | %s | %s |\n", mdText(b.Side), mdText(string(b.Variant)), result, cached, version, fmtMS(b.DurationMS))
+		p.f("| %s %s | %s | %s | %s | %s |\n", markdown.Text(b.Side), markdown.Text(string(b.Variant)), result, cached, version, fmtMS(b.DurationMS))
 	}
 	p.blank()
 	for _, b := range sorted {
 		if b.OK || len(b.Errors) == 0 {
 			continue
 		}
-		p.f("**%s %s** failed to compile; the first errors:\n\n", mdText(b.Side), mdText(string(b.Variant)))
+		p.f("**%s %s** failed to compile; the first errors:\n\n", markdown.Text(b.Side), markdown.Text(string(b.Variant)))
 		var lines []string
 		for i, e := range b.Errors {
 			if i == maxCompileErrors {
@@ -830,17 +831,8 @@ func (p *summaryWriter) builds(bs []*builders.Build) {
 			}
 			lines = append(lines, place+": error: "+e.Message)
 		}
-		p.fenced("text", strings.Join(lines, "\n"))
+		p.f("%s\n", markdown.CodeBlock("text", strings.Join(lines, "\n")))
 	}
-}
-
-// fenced writes s as a fenced code block.
-func (p *summaryWriter) fenced(lang, s string) {
-	fence := "```"
-	for strings.Contains(s, fence) {
-		fence += "`"
-	}
-	p.f("%s%s\n%s\n%s\n\n", fence, lang, strings.TrimSuffix(s, "\n"), fence)
 }
 
 // stages is the stage table of one Result, with a chart of where the time
@@ -850,7 +842,7 @@ func (p *summaryWriter) stages(res *Result, merged bool) {
 		return
 	}
 	if merged {
-		p.f("### Stages: %s\n\n", mdText(jobName(res)))
+		p.f("### Stages: %s\n\n", markdown.Text(jobName(res)))
 	} else {
 		p.f("### Stages\n\n")
 	}
@@ -869,7 +861,7 @@ func (p *summaryWriter) stages(res *Result, merged bool) {
 		if s.StartedAt != nil {
 			t = fmtMS(s.DurationMS)
 		}
-		note := mdText(cmp.Or(stageMessage(s.Error), s.Reason))
+		note := markdown.Text(cmp.Or(stageMessage(s.Error), s.Reason))
 		if n := len(s.Warnings); n > 0 {
 			note = strings.TrimPrefix(note+"; ", "; ") + "⚠️ " + mdPlural(n, "warning", "warnings")
 		}
@@ -890,10 +882,10 @@ func (p *summaryWriter) stages(res *Result, merged bool) {
 		}
 		p.f("<details><summary>%s: %s</summary>\n\n", html.EscapeString(s.Name), strings.Join(what, ", "))
 		if long {
-			p.fenced("text", s.Error)
+			p.f("%s\n", markdown.CodeBlock("text", s.Error))
 		}
 		for _, w := range s.Warnings {
-			p.f("- %s\n", mdText(w))
+			p.f("- %s\n", markdown.Text(w))
 		}
 		p.blank()
 		if s.Log != "" {
@@ -930,7 +922,7 @@ func (p *summaryWriter) chart(stages []*StageResult) {
 		bar := chartBar(float64(s.DurationMS) / float64(longest) * chartWidth)
 		lines = append(lines, fmt.Sprintf("%-*s %s %7s", nameWidth, s.Name, bar, fmtMS(s.DurationMS)))
 	}
-	p.fenced("text", strings.Join(lines, "\n"))
+	p.f("%s\n", markdown.CodeBlock("text", strings.Join(lines, "\n")))
 }
 
 // chartBar draws cells character cells in eighths; anything above zero shows.
@@ -957,15 +949,15 @@ func (p *summaryWriter) footer(results []*Result, targets []jobTarget) {
 			if t.Base.IsMergeBase {
 				base += " (merge-base)"
 			}
-			branch := mdCode(t.Base.Ref)
+			branch := markdown.Code(t.Base.Ref)
 			if t.Base.BranchTip != "" {
 				branch += " at " + commitLink(web, t.Base.BranchTip)
 			}
-			head := commitLink(web, t.Head.Commit) + " " + mdCode(t.Head.Ref)
+			head := commitLink(web, t.Head.Commit) + " " + markdown.Code(t.Head.Ref)
 			if t.Head.Subject != "" {
-				head += " " + mdText(t.Head.Subject)
+				head += " " + markdown.Text(t.Head.Subject)
 			}
-			p.f("| %s | %s | %s | %s |\n", mdText(t.Name), base, branch, head)
+			p.f("| %s | %s | %s | %s |\n", markdown.Text(t.Name), base, branch, head)
 		}
 		p.blank()
 	} else {
@@ -974,9 +966,9 @@ func (p *summaryWriter) footer(results []*Result, targets []jobTarget) {
 	for _, res := range results {
 		label := ""
 		if len(results) > 1 {
-			label = "**" + mdText(jobName(res)) + "**: "
+			label = "**" + markdown.Text(jobName(res)) + "**: "
 		}
-		line := []string{fmt.Sprintf("%s%s %s", label, cmp.Or(res.Tool, "patchproof"), mdText(res.Version))}
+		line := []string{fmt.Sprintf("%s%s %s", label, cmp.Or(res.Tool, "patchproof"), markdown.Text(res.Version))}
 		line = append(line, "started "+res.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 		if res.FinishedAt != nil {
 			line = append(line, "took "+fmtMS(res.FinishedAt.Sub(res.StartedAt).Milliseconds()))
@@ -992,21 +984,21 @@ func (p *summaryWriter) footer(results []*Result, targets []jobTarget) {
 func (p *summaryWriter) settings(res *Result) {
 	s, m := res.Settings, res.Machine
 	p.f("<details><summary>Settings and machine</summary>\n\n")
-	repo := mdCode(s.Repo)
+	repo := markdown.Code(s.Repo)
 	if s.PR > 0 {
 		repo += fmt.Sprintf(" PR #%d", s.PR)
 	}
 	yes := map[bool]string{true: "yes", false: "no"}
 	p.f("- repository: %s\n", repo)
-	p.f("- variants: %s · builder: %s · profile: %s · jobs: %d\n", mdText(strings.Join(s.Variants, ", ")), mdText(s.Builder), mdText(s.Profile), s.Jobs)
-	p.f("- stages: %s · NTS must not change: %s\n", mdText(strings.Join(s.Stages, ", ")), yes[s.ExpectNTSNoop])
+	p.f("- variants: %s · builder: %s · profile: %s · jobs: %d\n", markdown.Text(strings.Join(s.Variants, ", ")), markdown.Text(s.Builder), markdown.Text(s.Profile), s.Jobs)
+	p.f("- stages: %s · NTS must not change: %s\n", markdown.Text(strings.Join(s.Stages, ", ")), yes[s.ExpectNTSNoop])
 	machine := fmt.Sprintf("%s, %s", cmp.Or(m.Hostname, "unknown host"), mdPlural(m.CPUs, "CPU", "CPUs"))
 	if m.CPUModel != "" {
 		machine += " (" + m.CPUModel + ")"
 	}
-	p.f("- machine: %s\n", mdText(machine))
+	p.f("- machine: %s\n", markdown.Text(machine))
 	if m.OS != "" || m.Kernel != "" {
-		p.f("- system: %s\n", mdText(strings.TrimSpace(m.OS+", Linux "+m.Kernel)))
+		p.f("- system: %s\n", markdown.Text(strings.TrimSpace(m.OS+", Linux "+m.Kernel)))
 	}
 	p.f("\n</details>\n\n")
 }
@@ -1019,9 +1011,9 @@ func commitLink(web, commit string) string {
 	}
 	short := commit[:min(12, len(commit))]
 	if web == "" {
-		return mdCode(short)
+		return markdown.Code(short)
 	}
-	return fmt.Sprintf("[%s](%s/commit/%s)", mdCode(short), web, commit)
+	return fmt.Sprintf("[%s](%s/commit/%s)", markdown.Code(short), web, commit)
 }
 
 // repoWeb is the web page of a repository URL (https://host/owner/repo),
@@ -1052,40 +1044,6 @@ func parseRepoURL(repo string) (owner, name, host string, ok bool) {
 		return "", "", "", false
 	}
 	return parts[0], parts[1], host, true
-}
-
-// headingAnchor is the id GitHub gives a heading: lower case, spaces to hyphens,
-// punctuation other than - and _ dropped.
-func headingAnchor(heading string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(heading) {
-		switch {
-		case r == ' ':
-			b.WriteRune('-')
-		case r == '-' || r == '_' || ('a' <= r && r <= 'z') || ('0' <= r && r <= '9'):
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// mdText makes s safe as inline Markdown on one line and in a table cell:
-// no line breaks, no column separators, no HTML.
-func mdText(s string) string {
-	return strings.NewReplacer("\r\n", " ", "\n", " ", "|", `\|`, "<", "&lt;", ">", "&gt;").Replace(s)
-}
-
-// mdCode is s as a code span, safe in a table cell.
-func mdCode(s string) string {
-	s = strings.NewReplacer("\r\n", " ", "\n", " ", "|", `\|`).Replace(s)
-	fence := "`"
-	for strings.Contains(s, fence) {
-		fence += "`"
-	}
-	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
-		return fence + " " + s + " " + fence
-	}
-	return fence + s + fence
 }
 
 // fmtMS formats milliseconds at a precision a reader needs.

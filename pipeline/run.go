@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/patchproof/patchproof/pipeline/cachedir"
+	"github.com/patchproof/patchproof/internal/cachedir"
 )
 
 // Version is patchproof's version, shown in reports.
@@ -98,7 +98,7 @@ func Execute(ctx context.Context, cfg Config) (*Result, error) {
 	cache := cfg.Cache
 	if cache == "" {
 		var err error
-		if cache, err = cachedir.Default(); err != nil {
+		if cache, err = cachedir.Default(cfg.Getenv); err != nil {
 			return nil, err
 		}
 	}

@@ -27,7 +27,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
 
-	"github.com/patchproof/patchproof/pipeline/cachedir"
+	"github.com/patchproof/patchproof/internal/cachedir"
 )
 
 // ErrNotFound is wrapped by errors about a ref, PR, path or remote that does

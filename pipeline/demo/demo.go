@@ -30,7 +30,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/ulikunitz/xz"
 
-	"github.com/patchproof/patchproof/pipeline/cachedir"
+	"github.com/patchproof/patchproof/internal/cachedir"
 	"github.com/patchproof/patchproof/pipeline/checkout"
 )
 

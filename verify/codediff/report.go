@@ -5,6 +5,8 @@ import (
 	"html"
 	"io"
 	"strings"
+
+	"github.com/patchproof/patchproof/internal/markdown"
 )
 
 // Report is the outcome of a comparison. Its JSON field names are part of
@@ -82,15 +84,7 @@ func (r *Report) Markdown(w io.Writer) error {
 			html.EscapeString(d.Name), html.EscapeString(d.Object), d.BaseSize, d.HeadSize)
 		diff, cut := capLines(d.Diff, maxDiffLines)
 		// A string literal in a target may hold a backtick fence.
-		fence := "```"
-		for strings.Contains(diff, fence) {
-			fence += "`"
-		}
-		b.WriteString(fence + "diff\n" + diff)
-		if !strings.HasSuffix(diff, "\n") {
-			b.WriteString("\n")
-		}
-		b.WriteString(fence + "\n")
+		b.WriteString(markdown.CodeBlock("diff", diff))
 		if cut > 0 {
 			fmt.Fprintf(&b, "\n%d more lines in results.json.\n", cut)
 		}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/patchproof/patchproof/internal/markdown"
 )
 
 // WriteMarkdown writes the test-suite section of the report: counts and
@@ -34,7 +36,7 @@ func WriteMarkdown(w io.Writer, c Comparison, runs []*RunResult) error {
 	if len(c.Flakes) > 0 {
 		fmt.Fprintf(bw, "**%d %s** (results varied across %d re-runs; not counted as regressions):\n\n",
 			len(c.Flakes), plural(len(c.Flakes), "flake", "flakes"), c.Reruns)
-		fmt.Fprintf(bw, "| test | was | %s runs | %s runs |\n|---|---|---|---|\n", cell(c.Base), cell(c.Head))
+		fmt.Fprintf(bw, "| test | was | %s runs | %s runs |\n|---|---|---|---|\n", markdown.Text(c.Base), markdown.Text(c.Head))
 		for _, ch := range c.Flakes {
 			fmt.Fprintf(bw, "| `%s` | %s | %s | %s |\n", ch.Test, ch.Kind, runsText(ch.BaseRuns), runsText(ch.HeadRuns))
 		}
@@ -64,16 +66,16 @@ func writeCounts(w io.Writer, runs []*RunResult) {
 	}
 	for _, r := range runs {
 		for _, s := range r.Suites {
-			row(cell(r.Build), cell(s.Suite), s.Counts, s.DurationSeconds)
+			row(markdown.Text(r.Build), markdown.Text(s.Suite), s.Counts, s.DurationSeconds)
 		}
 		if len(r.Suites) > 1 {
-			row("**"+cell(r.Build)+"**", "**all**", r.Counts, r.DurationSeconds)
+			row("**"+markdown.Text(r.Build)+"**", "**all**", r.Counts, r.DurationSeconds)
 		}
 	}
 	fmt.Fprintln(w)
 	for _, r := range runs {
 		for _, warning := range r.Warnings {
-			fmt.Fprintf(w, "> [!WARNING]\n> %s: %s\n\n", cell(r.Build), warning)
+			fmt.Fprintf(w, "> [!WARNING]\n> %s: %s\n\n", markdown.Text(r.Build), warning)
 		}
 	}
 }
@@ -85,8 +87,7 @@ func writeChangeDetails(w io.Writer, c Comparison, ch Change) {
 		fmt.Fprintf(w, "%s\n\n", html.EscapeString(ch.Reason))
 	}
 	if ch.Diff != "" {
-		fence := fenceFor(ch.Diff)
-		fmt.Fprintf(w, "%sdiff\n%s\n%s\n\n", fence, strings.TrimRight(ch.Diff, "\n"), fence)
+		fmt.Fprintf(w, "%s\n", markdown.CodeBlock("diff", ch.Diff))
 	}
 	fmt.Fprint(w, "</details>\n\n")
 }
@@ -95,7 +96,7 @@ func writeList(w io.Writer, c Comparison, title string, list []Change) {
 	if len(list) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "**%s** (%d):\n\n", cell(title), len(list))
+	fmt.Fprintf(w, "**%s** (%d):\n\n", markdown.Text(title), len(list))
 	for _, ch := range list {
 		fmt.Fprintf(w, "- `%s`: %s → %s%s%s\n", ch.Test, outcomeText(ch.Base), outcomeText(ch.Head), runsSummary(c, ch), reasonText(ch.Reason))
 	}
@@ -144,28 +145,7 @@ func reasonText(r string) string {
 	if rs := []rune(r); len(rs) > 160 {
 		r = string(rs[:160]) + "…"
 	}
-	return " — " + cell(r)
-}
-
-// cell makes text safe inside a table cell or a list item.
-func cell(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	s = strings.ReplaceAll(s, "<", "&lt;")
-	return strings.ReplaceAll(s, "\n", " ")
-}
-
-// fenceFor returns a code fence longer than any backtick run in s.
-func fenceFor(s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(3, longest+1))
+	return " — " + markdown.Text(r)
 }
 
 func duration(secs float64) string {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/proc"
 	"github.com/patchproof/patchproof/workloads/service"
 )
 
@@ -105,7 +105,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	}
 
 	for attempt := 1; ; attempt++ {
-		if s.Port, err = freePort(); err != nil {
+		if s.Port, err = proc.FreePort(); err != nil {
 			return nil, fmt.Errorf("start apache: %w", err)
 		}
 		if err := s.writeConfig(); err != nil {
@@ -127,7 +127,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		if died {
 			stopErr = nil // err already says so
 		}
-		if died && attempt < portAttempts && portTaken(s.Port) && ctx.Err() == nil {
+		if died && attempt < portAttempts && proc.PortTaken(s.Port) && ctx.Err() == nil {
 			fmt.Fprintf(opt.Log, "apache: port %d taken by another process, retrying\n", s.Port)
 			continue
 		}
@@ -314,24 +314,6 @@ func lookApache(given string) (string, error) {
 		return "", errors.New("apache2 not found (apt-get install apache2)")
 	}
 	return p, nil
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func portTaken(port int) bool {
-	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-	if err != nil {
-		return true
-	}
-	l.Close()
-	return false
 }
 
 // checkReachable fails when user cannot reach dir: each directory from the

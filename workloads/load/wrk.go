@@ -9,8 +9,9 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/patchproof/patchproof/internal/proc"
 )
 
 // Options for a wrk run. The zero value runs "wrk" from PATH with 2
@@ -42,8 +43,6 @@ const (
 	defaultThreads     = 2
 	defaultConnections = 16
 	defaultDuration    = 10 * time.Second
-	// killGrace bounds how long Run waits for wrk's pipes after killing it.
-	killGrace = 5 * time.Second
 )
 
 func (o Options) resolved() Options {
@@ -178,9 +177,7 @@ func runOnce(ctx context.Context, url string, opts Options, d time.Duration) (*R
 	cmd.Stderr = io.MultiWriter(&stderr, opts.Log)
 	// Its own process group, so that a kill reaches taskset's child too and
 	// a terminal's ^C does not reach wrk before patchproof sees it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = killGrace
+	proc.KillGroupOnCancel(cmd)
 	err := cmd.Run()
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		return nil, ctxErr

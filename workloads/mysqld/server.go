@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/proc"
 	"github.com/patchproof/patchproof/workloads/service"
 )
 
@@ -130,7 +131,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	}
 
 	for attempt := 1; ; attempt++ {
-		port, err := freePort()
+		port, err := proc.FreePort()
 		if err != nil {
 			s.removeSockDir()
 			return nil, fmt.Errorf("start mariadb: %w", err)
@@ -152,7 +153,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		if died {
 			stopErr = nil // err already says so, with the log tail
 		}
-		if died && attempt < portAttempts && portTaken(port) && ctx.Err() == nil {
+		if died && attempt < portAttempts && proc.PortTaken(port) && ctx.Err() == nil {
 			fmt.Fprintf(opt.Log, "mariadb: port %d taken by another process, retrying\n", port)
 			continue
 		}
@@ -383,9 +384,7 @@ func installOnce(ctx context.Context, installDB, dir, osUser string, log io.Writ
 	)
 	cmd.Stdout = f
 	cmd.Stderr = f
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
+	proc.KillGroupOnCancel(cmd)
 	fmt.Fprintf(log, "mariadb: %s\n", strings.Join(cmd.Args, " "))
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
@@ -412,28 +411,6 @@ func lookTool(given, name string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("find %s: not in PATH nor /usr/sbin (install mariadb-server)", name)
-}
-
-// freePort asks the kernel for a free loopback port. It is released before
-// mariadbd binds it, so Start retries when someone else took it meanwhile.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("pick a port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// portTaken reports whether another process holds port, i.e. whether a
-// failed start may have been a lost race for it.
-func portTaken(port int) bool {
-	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
-	if err != nil {
-		return true
-	}
-	l.Close()
-	return false
 }
 
 // handshake reads the server's initial handshake packet: protocol version

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/patchproof/patchproof/internal/proc"
 	"github.com/patchproof/patchproof/verify/suites"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 )
@@ -176,7 +177,7 @@ func TestCancelKillsRunTests(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Run = %v, want context.DeadlineExceeded", err)
 	}
-	if d := time.Since(start); d > 5*time.Second+killGrace+5*time.Second {
+	if d := time.Since(start); d > 5*time.Second+proc.KillGrace+5*time.Second {
 		t.Errorf("Run returned %v after the context ended", d)
 	}
 	if left := processesIn(t, work); len(left) > 0 {

@@ -30,9 +30,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/proc"
 	"github.com/patchproof/patchproof/verify/suites"
 )
 
@@ -76,9 +76,6 @@ const (
 	defaultSuiteTimeout = 30 * time.Minute
 	defaultDatabase     = "test"
 	defaultPort         = 3306
-	// killGrace is how long Wait waits for run-tests' output pipes after
-	// the process group was killed.
-	killGrace = 5 * time.Second
 )
 
 func (o Options) withDefaults() Options {
@@ -270,9 +267,7 @@ func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.S
 	tail := &tailBuffer{max: 16 * 1024}
 	w := io.MultiWriter(opt.Log, tail)
 	cmd.Stdout, cmd.Stderr = w, w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = killGrace
+	proc.KillGroupOnCancel(cmd)
 
 	fmt.Fprintf(opt.Log, "phptests: %s: %s %s\n", opt.Build, opt.PHP, strings.Join(args, " "))
 	start := time.Now()
@@ -281,7 +276,7 @@ func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.S
 	if cmd.Process != nil {
 		// Tests may leave children behind (servers they started); the group
 		// goes with the suite.
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = proc.KillGroup(cmd.Process.Pid)
 	}
 	fmt.Fprintf(opt.Log, "phptests: %s: %s done in %v (%v)\n", opt.Build, t.Suite, elapsed.Round(time.Millisecond), runErr)
 	if ctx.Err() != nil {

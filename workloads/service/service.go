@@ -3,8 +3,8 @@
 // every exit path — by Stop, when the run's context is cancelled, and by the
 // kernel (Pdeathsig) when patchproof itself dies first.
 //
-// One-shot commands want builders.KillGroupOnCancel instead: they are waited
-// for, not stopped.
+// One-shot commands want internal/proc.KillGroupOnCancel instead: they are
+// waited for, not stopped.
 package service
 
 import (
@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/patchproof/patchproof/internal/proc"
 )
 
 // ErrKilled is wrapped by Stop's error when the process outlived
@@ -200,14 +202,14 @@ func (p *Process) Stop() error {
 // killGroup kills what is left of the group and waits, at most
 // StopTimeout, until none of it is left.
 func (p *Process) killGroup() {
-	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+	_ = proc.KillGroup(p.pid)
 	<-p.exited
 	deadline := time.Now().Add(p.opt.StopTimeout)
 	for time.Now().Before(deadline) {
 		if syscall.Kill(-p.pid, 0) != nil {
 			return
 		}
-		_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+		_ = proc.KillGroup(p.pid)
 		time.Sleep(20 * time.Millisecond)
 	}
 }

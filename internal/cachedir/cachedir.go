@@ -11,9 +11,10 @@ import (
 )
 
 // Default is the cache directory when --cache is not given:
-// $PATCHPROOF_CACHE, else $XDG_CACHE_HOME/patchproof or ~/.cache/patchproof.
-func Default() (string, error) {
-	if d := os.Getenv("PATCHPROOF_CACHE"); d != "" {
+// $PATCHPROOF_CACHE as getenv reads it, else $XDG_CACHE_HOME/patchproof or
+// ~/.cache/patchproof.
+func Default(getenv func(string) string) (string, error) {
+	if d := getenv("PATCHPROOF_CACHE"); d != "" {
 		return d, nil
 	}
 	d, err := os.UserCacheDir()
