@@ -11,18 +11,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 
 	"github.com/patchproof/patchproof/pipeline/checkout"
+	"github.com/patchproof/patchproof/pipeline/results"
 )
-
-// BackportResult says how a backport target came to be.
-type BackportResult struct {
-	From      string                  `json:"from"`               // the target the change comes from
-	Branch    string                  `json:"branch"`             // where it goes
-	Explicit  string                  `json:"explicit,omitempty"` // a --backport ref, when given
-	Applied   bool                    `json:"applied"`
-	Commit    string                  `json:"commit,omitempty"` // the backport commit made or given
-	Conflicts []checkout.HunkConflict `json:"conflicts,omitempty"`
-	Error     string                  `json:"error,omitempty"`
-}
 
 // backportSig signs the backport commits patchproof makes. It is fixed, so
 // the same change on the same tip makes the same commit.
@@ -44,7 +34,7 @@ func planBackports(ctx context.Context, cfg *Config, from *Target) ([]*Target, e
 			return nil, inputErr("--backport-to "+branch, err)
 		}
 		t := &Target{Name: branch, Repo: from.Repo, BaseRef: branch, BranchTip: tip, Base: tip}
-		bp := &BackportResult{From: from.Name, Branch: branch}
+		bp := &results.BackportResult{From: from.Name, Branch: branch}
 		t.Backport = bp
 		if ref, ok := cfg.Backports[branch]; ok {
 			bp.Explicit = ref
@@ -77,7 +67,7 @@ func planBackports(ctx context.Context, cfg *Config, from *Target) ([]*Target, e
 			found = found || t == b
 		}
 		if !found {
-			return nil, &InputError{"--backport " + b + "=...", errors.New("the branch is not in --backport-to")}
+			return nil, &results.InputError{Input: "--backport " + b + "=...", Err: errors.New("the branch is not in --backport-to")}
 		}
 	}
 	return out, nil

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 // DefaultRepo is the repository --pr refers to.
@@ -121,39 +123,39 @@ func (c *Config) wants(stage string) bool {
 func (c *Config) validate() error {
 	for _, s := range c.Stages {
 		if !slices.Contains(StageNames, s) {
-			return &InputError{"--stages " + strings.Join(c.Stages, ","), fmt.Errorf("unknown stage %q (stages: %s)", s, strings.Join(StageNames, ","))}
+			return &results.InputError{Input: "--stages " + strings.Join(c.Stages, ","), Err: fmt.Errorf("unknown stage %q (stages: %s)", s, strings.Join(StageNames, ","))}
 		}
 	}
 	for _, v := range c.Variants {
 		if v != "nts" && v != "zts" {
-			return &InputError{"--variants " + strings.Join(c.Variants, ","), fmt.Errorf("unknown variant %q (nts, zts)", v)}
+			return &results.InputError{Input: "--variants " + strings.Join(c.Variants, ","), Err: fmt.Errorf("unknown variant %q (nts, zts)", v)}
 		}
 	}
 	if c.Builder != "host" && c.Builder != "docker" {
-		return &InputError{"--builder " + c.Builder, fmt.Errorf("unknown builder (host, docker)")}
+		return &results.InputError{Input: "--builder " + c.Builder, Err: fmt.Errorf("unknown builder (host, docker)")}
 	}
 	if c.Profile != "mysql" && c.Profile != "official" {
-		return &InputError{"--profile " + c.Profile, fmt.Errorf("unknown profile (mysql, official)")}
+		return &results.InputError{Input: "--profile " + c.Profile, Err: fmt.Errorf("unknown profile (mysql, official)")}
 	}
 	if c.Bench != "quick" && c.Bench != "report" {
-		return &InputError{"--bench " + c.Bench, fmt.Errorf("unknown benchmark settings (quick, report)")}
+		return &results.InputError{Input: "--bench " + c.Bench, Err: fmt.Errorf("unknown benchmark settings (quick, report)")}
 	}
 	if c.Out == "" {
-		return &InputError{"--out", fmt.Errorf("no output directory given")}
+		return &results.InputError{Input: "--out", Err: fmt.Errorf("no output directory given")}
 	}
 	if c.PR < 0 {
-		return &InputError{fmt.Sprintf("--pr %d", c.PR), fmt.Errorf("not a pull request number")}
+		return &results.InputError{Input: fmt.Sprintf("--pr %d", c.PR), Err: fmt.Errorf("not a pull request number")}
 	}
 	if c.PostTo != "" {
 		if _, err := ParsePostTo(c.PostTo); err != nil {
-			return &InputError{"--post-to " + c.PostTo, err}
+			return &results.InputError{Input: "--post-to " + c.PostTo, Err: err}
 		}
 	}
 	if c.Post && c.PR == 0 && c.PostTo == "" {
-		return &InputError{"--post", fmt.Errorf("there is no pull request to post to: give --pr N or --post-to OWNER/REPO#N, or post a finished run with 'patchproof report --post --pr N --repo URL'")}
+		return &results.InputError{Input: "--post", Err: fmt.Errorf("there is no pull request to post to: give --pr N or --post-to OWNER/REPO#N, or post a finished run with 'patchproof report --post --pr N --repo URL'")}
 	}
 	if !c.Demo() && c.PR == 0 && (c.Base == "" || c.Head == "") {
-		return &InputError{"--repo " + c.Repo, fmt.Errorf("--base and --head are needed with --repo")}
+		return &results.InputError{Input: "--repo " + c.Repo, Err: fmt.Errorf("--base and --head are needed with --repo")}
 	}
 	return nil
 }

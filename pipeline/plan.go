@@ -14,6 +14,7 @@ import (
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/demo"
 	"github.com/patchproof/patchproof/pipeline/github"
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 // Target is one thing to validate: a base commit and a head commit of a
@@ -28,14 +29,14 @@ type Target struct {
 	Head             plumbing.Hash
 
 	// How a backport target was made; nil for the PR's own target.
-	Backport *BackportResult
+	Backport *results.BackportResult
 
 	// Set by the checkout stage.
 	BaseTree, HeadTree string
 	// Set by the build stage, one per side and variant.
 	Builds []*builders.Build
 
-	Result *TargetResult
+	Result *results.TargetResult
 }
 
 // plan resolves the run's targets: it opens (and fetches into the mirror)
@@ -93,7 +94,7 @@ func plan(ctx context.Context, cfg *Config, cache string, log io.Writer) ([]*Tar
 		}
 		if len(picked) == 0 {
 			repo.Close()
-			return nil, &InputError{"--target " + cfg.Target, errors.New("no such target in the plan")}
+			return nil, &results.InputError{Input: "--target " + cfg.Target, Err: errors.New("no such target in the plan")}
 		}
 		targets = picked
 	}
@@ -129,7 +130,7 @@ func resolveTarget(repo *checkout.Repo, baseRef, headRef string) (*Target, error
 // as input errors; others pass through.
 func inputErr(input string, err error) error {
 	if errors.Is(err, checkout.ErrNotFound) || errors.Is(err, checkout.ErrNotPHPSrc) {
-		return &InputError{Input: input, Err: err}
+		return &results.InputError{Input: input, Err: err}
 	}
 	return err
 }
@@ -138,17 +139,17 @@ func inputErr(input string, err error) error {
 func prBaseBranch(ctx context.Context, cfg *Config) (string, error) {
 	owner, name, _, ok := parseRepoURL(cfg.Repo)
 	if !ok {
-		return "", &InputError{"--pr " + strconv.Itoa(cfg.PR), errors.New("the base branch is unknown: give --base (the repository is not on GitHub)")}
+		return "", &results.InputError{Input: "--pr " + strconv.Itoa(cfg.PR), Err: errors.New("the base branch is unknown: give --base (the repository is not on GitHub)")}
 	}
 	client, err := github.New(github.Options{BaseURL: cfg.GitHubAPI, Getenv: cfg.Getenv})
 	if err != nil {
-		return "", &InputError{"--github-api " + cfg.GitHubAPI, err}
+		return "", &results.InputError{Input: "--github-api " + cfg.GitHubAPI, Err: err}
 	}
 	pr, err := client.ResolvePR(ctx, owner, name, cfg.PR)
 	var nsp *github.NoSuchPRError
 	switch {
 	case errors.As(err, &nsp):
-		return "", &InputError{fmt.Sprintf("--pr %d", cfg.PR), err}
+		return "", &results.InputError{Input: fmt.Sprintf("--pr %d", cfg.PR), Err: err}
 	case err != nil:
 		return "", fmt.Errorf("ask GitHub for the base branch of PR #%d (or give --base): %w", cfg.PR, err)
 	}

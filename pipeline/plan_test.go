@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/patchproof/patchproof/pipeline/checkout"
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 var sig = object.Signature{Name: "t", Email: "t@example.org", When: time.Unix(1700000000, 0).UTC()}
@@ -79,7 +80,7 @@ func TestBackports(t *testing.T) {
 		Repo: repo, PR: 9, Base: "master", BackportTo: []string{"PHP-8.4", "PHP-8.5"},
 		Stages: []string{"checkout"}, Out: out, Cache: t.TempDir(),
 	})
-	if !errors.Is(err, ErrCheckFailed) {
+	if !errors.Is(err, results.ErrCheckFailed) {
 		t.Fatalf("Execute = %v, want a failed check (a backport conflicts)", err)
 	}
 	type row struct {
@@ -124,7 +125,7 @@ func TestPlanTargetSelection(t *testing.T) {
 		t.Fatalf("targets = %+v, want PHP-8.4 alone, applied", targets)
 	}
 	cfg.Target = "PHP-7.4"
-	var ie *InputError
+	var ie *results.InputError
 	if _, err := plan(context.Background(), &cfg, t.TempDir(), nil); !errors.As(err, &ie) {
 		t.Errorf("unknown --target = %v, want an InputError", err)
 	}

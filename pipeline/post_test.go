@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 // A run that validates something other than the PR it posts on (the demo,
@@ -34,7 +36,7 @@ func TestRunPostTo(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"php-src#1", "php/php-src", "php/php-src#x", "https://github.com/php/php-src/issues/3"} {
-		var ie *InputError
+		var ie *results.InputError
 		_, err := Execute(context.Background(), Config{Post: true, PostTo: bad, Out: t.TempDir(), Cache: cache})
 		if !errors.As(err, &ie) {
 			t.Errorf("--post-to %q = %v, want an input error", bad, err)
@@ -54,7 +56,7 @@ func TestPRBaseBranch(t *testing.T) {
 		t.Errorf("prBaseBranch = %q, %v; want master", got, err)
 	}
 	cfg.PR = 999
-	var ie *InputError
+	var ie *results.InputError
 	if _, err := prBaseBranch(context.Background(), &cfg); !errors.As(err, &ie) {
 		t.Errorf("missing PR = %v, want an input error", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"text/tabwriter"
 	"time"
+
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 // Progress shows what the run is doing: the current stage, its step and the
@@ -94,7 +96,7 @@ func escapeAnnotation(s string) string {
 }
 
 // Summary prints one row per stage.
-func (p *Progress) Summary(res *Result) {
+func (p *Progress) Summary(res *results.Result) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	fmt.Fprintln(p.w)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/markdown"
+	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/codediff"
 	"github.com/patchproof/patchproof/verify/suites"
 	"github.com/patchproof/patchproof/workloads/bench"
@@ -24,111 +25,13 @@ import (
 // renders the same as the run in hand; the output depends on nothing else
 // (no clock, no map order), which is what the golden test checks.
 
-// Verdict is the outcome of one or more runs: the report's headline, the
-// commit status and the exit status.
-type Verdict struct {
-	Status Status // StatusPassed, StatusFailed or StatusError
-	Reason string // what failed or could not run; "" when passed
-}
-
-// ExitCode is patchproof's exit status for v: 0 passed, 1 a check failed,
-// 2 could not run.
-func (v Verdict) ExitCode() int {
-	switch v.Status {
-	case StatusPassed:
-		return 0
-	case StatusFailed:
-		return 1
-	}
-	return 2
-}
-
-// verdictSeverity orders statuses for merging: could not run is worse than a
-// failed check, which is worse than a pass.
-func verdictSeverity(s Status) int {
-	switch s {
-	case StatusPassed:
-		return 0
-	case StatusFailed:
-		return 1
-	}
-	return 2
-}
-
-// stageVerdict is a run's verdict from its stages. A stage still running
-// (the report, while it renders) does not count.
-func stageVerdict(stages []*StageResult) Verdict {
-	var failed, errored []string
-	for _, s := range stages {
-		switch s.Status {
-		case StatusFailed:
-			failed = append(failed, s.Name)
-		case StatusError:
-			errored = append(errored, s.Name+": "+s.Error)
-		}
-	}
-	switch {
-	case len(errored) > 0:
-		return Verdict{StatusError, strings.Join(errored, "; ")}
-	case len(failed) > 0:
-		return Verdict{StatusFailed, "checks failed: " + strings.Join(failed, ", ")}
-	}
-	return Verdict{Status: StatusPassed}
-}
-
-// resultVerdict is one Result's verdict: its final status once the run has
-// finished, else what its stages say so far.
-func resultVerdict(res *Result) Verdict {
-	switch res.Status {
-	case StatusPassed, StatusFailed, StatusError:
-		return Verdict{res.Status, res.Error}
-	}
-	return stageVerdict(res.Stages)
-}
-
-// VerdictOf is the verdict of results taken together: the worst of each
-// one's, with the reasons of those that are that bad.
-func VerdictOf(results []*Result) Verdict {
-	if len(results) == 0 {
-		return Verdict{StatusError, "no results"}
-	}
-	worst := Verdict{Status: StatusPassed}
-	var reasons []string
-	for _, res := range results {
-		v := resultVerdict(res)
-		if verdictSeverity(v.Status) > verdictSeverity(worst.Status) {
-			worst.Status, reasons = v.Status, nil
-		}
-		if v.Status == worst.Status && v.Reason != "" {
-			if len(results) > 1 {
-				v.Reason = jobName(res) + ": " + v.Reason
-			}
-			reasons = append(reasons, v.Reason)
-		}
-	}
-	worst.Reason = strings.Join(reasons, "; ")
-	return worst
-}
-
-// jobName names a Result among several by its targets.
-func jobName(res *Result) string {
-	var names []string
-	for _, t := range sortedTargets([]*Result{res}) {
-		names = append(names, t.Name)
-	}
-	if len(names) == 0 {
-		return "(no target)"
-	}
-	return strings.Join(names, "+")
-}
-
 // RenderSummary writes the Markdown summary of results: the verdict, an
 // overview row per target, then per target the machine-code comparison, the
 // builds and the other checks, the stages with a chart of where the time
 // went, and the commits, settings and machine. Several Results (one per job)
 // render as one report.
-func RenderSummary(w io.Writer, results []*Result) error {
-	return renderSummary(w, results, renderOptions{})
+func RenderSummary(w io.Writer, rs []*results.Result) error {
+	return renderSummary(w, rs, renderOptions{})
 }
 
 // renderOptions vary the summary.
@@ -138,19 +41,19 @@ type renderOptions struct {
 	compact bool
 }
 
-func renderSummary(w io.Writer, results []*Result, opt renderOptions) error {
+func renderSummary(w io.Writer, rs []*results.Result, opt renderOptions) error {
 	p := &summaryWriter{opt: opt}
-	results = sortedResults(results)
-	targets := sortedTargets(results)
-	v := VerdictOf(results)
-	p.headline(results, targets, v)
+	rs = results.SortedResults(rs)
+	targets := results.SortedTargets(rs)
+	v := results.VerdictOf(rs)
+	p.headline(rs, targets, v)
 	for _, t := range targets {
 		p.target(t)
 	}
-	for _, res := range results {
-		p.stages(res, len(results) > 1)
+	for _, res := range rs {
+		p.stages(res, len(rs) > 1)
 	}
-	p.footer(results, targets)
+	p.footer(rs, targets)
 	if p.err != nil {
 		return fmt.Errorf("render summary: %w", p.err)
 	}
@@ -188,87 +91,20 @@ func (p *summaryWriter) blank() {
 	}
 }
 
-// sortedResults orders Results (jobs) by their first target, so that the
-// order of the files merged does not change the report.
-func sortedResults(results []*Result) []*Result {
-	first := func(res *Result) string {
-		ts := sortedTargets([]*Result{res})
-		if len(ts) == 0 {
-			return ""
-		}
-		return ts[0].Name
-	}
-	out := slices.Clone(results)
-	slices.SortStableFunc(out, func(a, b *Result) int { return compareTargets(first(a), first(b)) })
-	return out
-}
-
-// A target of one of the Results, with the Result it came from.
-type jobTarget struct {
-	*TargetResult
-	res *Result
-}
-
-// sortedTargets lists the targets of all results: master first, then
-// release branches newest first (PHP-8.5, PHP-8.4, ...), then the rest by
-// name; ties keep the order of the results.
-func sortedTargets(results []*Result) []jobTarget {
-	var ts []jobTarget
-	for _, res := range results {
-		for _, t := range res.Targets {
-			ts = append(ts, jobTarget{t, res})
-		}
-	}
-	slices.SortStableFunc(ts, func(a, b jobTarget) int { return compareTargets(a.Name, b.Name) })
-	return ts
-}
-
-func compareTargets(a, b string) int {
-	ra, va := targetRank(a)
-	rb, vb := targetRank(b)
-	if c := cmp.Compare(ra, rb); c != 0 {
-		return c
-	}
-	if c := slices.Compare(vb, va); c != 0 { // newer release first
-		return c
-	}
-	return strings.Compare(a, b)
-}
-
-// targetRank puts the development branch first, then release branches
-// (with their version), then anything else.
-func targetRank(name string) (int, []int) {
-	if name == "master" || name == "main" {
-		return 0, nil
-	}
-	if v, ok := strings.CutPrefix(name, "PHP-"); ok {
-		var parts []int
-		for _, f := range strings.Split(v, ".") {
-			n, err := strconv.Atoi(f)
-			if err != nil {
-				return 2, nil
-			}
-			parts = append(parts, n)
-		}
-		return 1, parts
-	}
-	return 2, nil
-}
-
 // statusIcon is the icon of a status, so that a verdict reads at a glance.
-func statusIcon(s Status) string {
+func statusIcon(s results.Status) string {
 	switch s {
-	case StatusPassed:
+	case results.StatusPassed:
 		return "✅"
-	case StatusFailed:
+	case results.StatusFailed:
 		return "❌"
-	case StatusError:
+	case results.StatusError:
 		return "⚠️"
-	case StatusSkipped:
+	case results.StatusSkipped:
 		return "⏭️"
-	case StatusNotAvailable:
+	case results.StatusNotAvailable:
 		return "➖"
-	case StatusRunning:
+	case results.StatusRunning:
 		return "⏳"
 	}
 	return "❔"
@@ -277,8 +113,8 @@ func statusIcon(s Status) string {
 // notChecks are stages that check nothing themselves.
 var notChecks = []string{"checkout", "report"}
 
-func (p *summaryWriter) headline(results []*Result, targets []jobTarget, v Verdict) {
-	ran, notRun := checksRun(results)
+func (p *summaryWriter) headline(rs []*results.Result, targets []results.JobTarget, v results.Verdict) {
+	ran, notRun := checksRun(rs)
 	checked := false
 	for _, s := range ran {
 		if !slices.Contains(notChecks, s) {
@@ -286,33 +122,33 @@ func (p *summaryWriter) headline(results []*Result, targets []jobTarget, v Verdi
 		}
 	}
 	switch {
-	case v.Status == StatusPassed && !checked:
+	case v.Status == results.StatusPassed && !checked:
 		p.f("## ⚪ patchproof: nothing was checked\n\n")
-	case v.Status == StatusPassed:
+	case v.Status == results.StatusPassed:
 		p.f("## ✅ patchproof: passed\n\n")
-	case v.Status == StatusFailed:
+	case v.Status == results.StatusFailed:
 		p.f("## ❌ patchproof: a check failed\n\n")
 	default:
 		p.f("## ⚠️ patchproof: could not run\n\n")
 	}
-	p.f("%s\n\n", subject(results, targets))
+	p.f("%s\n\n", subject(rs, targets))
 
-	if v.Status != StatusPassed {
+	if v.Status != results.StatusPassed {
 		n := 0
-		for _, res := range results {
+		for _, res := range rs {
 			for _, s := range res.Stages {
-				if s.Status != StatusFailed && s.Status != StatusError {
+				if s.Status != results.StatusFailed && s.Status != results.StatusError {
 					continue
 				}
 				label := s.Name
-				if len(results) > 1 {
-					label = jobName(res) + " " + s.Name
+				if len(rs) > 1 {
+					label = results.JobName(res) + " " + s.Name
 				}
 				what := "failed"
-				if s.Status == StatusError {
+				if s.Status == results.StatusError {
 					what = "could not run"
 				}
-				p.f("- %s **%s** %s: %s\n", statusIcon(s.Status), markdown.Text(label), what, markdown.Text(stageMessage(s.Error)))
+				p.f("- %s **%s** %s: %s\n", statusIcon(s.Status), markdown.Text(label), what, markdown.Text(firstLine(s.Note())))
 				n++
 			}
 		}
@@ -331,7 +167,7 @@ func (p *summaryWriter) headline(results []*Result, targets []jobTarget, v Verdi
 		p.f("Not run: %s.", markdown.Text(strings.Join(notRun, "; ")))
 	}
 	p.blank()
-	for _, res := range results {
+	for _, res := range rs {
 		for _, w := range res.Warnings {
 			p.f("> [!WARNING]\n> %s\n\n", markdown.Text(w))
 		}
@@ -340,9 +176,9 @@ func (p *summaryWriter) headline(results []*Result, targets []jobTarget, v Verdi
 }
 
 // subject says what was validated: the PR, or the repository and refs.
-func subject(results []*Result, targets []jobTarget) string {
+func subject(rs []*results.Result, targets []results.JobTarget) string {
 	var parts []string
-	s := results[0].Settings
+	s := rs[0].Settings
 	switch {
 	case s.Demo && strings.HasPrefix(s.Repo, "demo"):
 		parts = append(parts, "The bundled "+markdown.Text(s.Repo))
@@ -364,7 +200,7 @@ func subject(results []*Result, targets []jobTarget) string {
 	if len(names) > 0 {
 		parts = append(parts, mdPlural(len(names), "target", "targets")+": "+strings.Join(names, ", "))
 	}
-	for _, res := range results {
+	for _, res := range rs {
 		if res.RunURL != "" {
 			parts = append(parts, fmt.Sprintf("[the run](%s)", res.RunURL))
 			break
@@ -375,11 +211,11 @@ func subject(results []*Result, targets []jobTarget) string {
 
 // checksRun lists the stages that ran in any result, and those that ran in
 // none, grouped by why: "tests, bench — not selected (--stages)".
-func checksRun(results []*Result) (ran, notRun []string) {
+func checksRun(rs []*results.Result) (ran, notRun []string) {
 	var order, reasons []string
 	did := map[string]bool{}
 	why := map[string]string{}
-	for _, res := range results {
+	for _, res := range rs {
 		for _, s := range res.Stages {
 			if s.Name == "report" {
 				continue
@@ -388,7 +224,7 @@ func checksRun(results []*Result) (ran, notRun []string) {
 				order = append(order, s.Name)
 			}
 			switch s.Status {
-			case StatusPassed, StatusFailed, StatusError, StatusRunning:
+			case results.StatusPassed, results.StatusFailed, results.StatusError, results.StatusRunning:
 				did[s.Name] = true
 			default:
 				if why[s.Name] == "" {
@@ -416,15 +252,8 @@ func checksRun(results []*Result) (ran, notRun []string) {
 	return ran, notRun
 }
 
-// stageMessage is the first line of a stage's error, without the sentinel
-// that every failed check's error ends with.
-func stageMessage(err string) string {
-	line, _, _ := strings.Cut(err, "\n")
-	return firstLine(strings.TrimSuffix(line, ": "+ErrCheckFailed.Error()))
-}
-
 // overview is one row per target: the reviewer's minute.
-func (p *summaryWriter) overview(targets []jobTarget) {
+func (p *summaryWriter) overview(targets []results.JobTarget) {
 	if len(targets) == 0 {
 		return
 	}
@@ -513,22 +342,12 @@ func btoi(b bool) int {
 	return 0
 }
 
-// regressed reports whether any variant's comparison has a regression.
-func (tr *TestsResult) regressed() bool {
-	for _, vc := range tr.Comparisons {
-		if vc.Comparison.Regressed() {
-			return true
-		}
-	}
-	return false
-}
-
-func testsCell(tr *TestsResult) string {
+func testsCell(tr *results.TestsResult) string {
 	if tr == nil {
 		return "not run"
 	}
 	if len(tr.Comparisons) == 0 {
-		return statusIcon(StatusError) + " not compared"
+		return statusIcon(results.StatusError) + " not compared"
 	}
 	regressions, flakes := 0, 0
 	var variants []string
@@ -539,53 +358,53 @@ func testsCell(tr *TestsResult) string {
 	}
 	var s string
 	if regressions > 0 {
-		s = statusIcon(StatusFailed) + " " + mdPlural(regressions, "regression", "regressions")
+		s = statusIcon(results.StatusFailed) + " " + mdPlural(regressions, "regression", "regressions")
 	} else {
-		s = statusIcon(StatusPassed) + " no regression"
+		s = statusIcon(results.StatusPassed) + " no regression"
 	}
 	s += " (" + strings.Join(variants, ", ") + ")"
 	if flakes > 0 {
 		s += ", " + mdPlural(flakes, "flake", "flakes")
 	}
 	if len(tr.Errors) > 0 {
-		s += ", " + statusIcon(StatusError) + " " + mdPlural(len(tr.Errors), "error", "errors")
+		s += ", " + statusIcon(results.StatusError) + " " + mdPlural(len(tr.Errors), "error", "errors")
 	}
 	return s
 }
 
-func backportCell(bp *BackportResult) string {
+func backportCell(bp *results.BackportResult) string {
 	switch {
 	case bp == nil:
 		return "—"
 	case bp.Applied && bp.Explicit != "":
-		return statusIcon(StatusPassed) + " given"
+		return statusIcon(results.StatusPassed) + " given"
 	case bp.Applied:
-		return statusIcon(StatusPassed) + " applies"
+		return statusIcon(results.StatusPassed) + " applies"
 	case len(bp.Conflicts) > 0:
-		return statusIcon(StatusFailed) + " " + mdPlural(len(bp.Conflicts), "hunk", "hunks") + " failed"
+		return statusIcon(results.StatusFailed) + " " + mdPlural(len(bp.Conflicts), "hunk", "hunks") + " failed"
 	}
-	return statusIcon(StatusError) + " not applied"
+	return statusIcon(results.StatusError) + " not applied"
 }
 
-func ntsCell(cd *CodeDiffResult) string {
+func ntsCell(cd *results.CodeDiffResult) string {
 	if cd == nil || cd.NTS == nil {
 		if cd != nil && len(cd.Errors) > 0 {
-			return statusIcon(StatusError) + " not compared"
+			return statusIcon(results.StatusError) + " not compared"
 		}
 		return "not compared"
 	}
 	r := cd.NTS
 	if r.AllIdentical() {
-		return fmt.Sprintf("%s %d/%d identical", statusIcon(StatusPassed), r.Identical, r.Compared)
+		return fmt.Sprintf("%s %d/%d identical", statusIcon(results.StatusPassed), r.Identical, r.Compared)
 	}
 	mark := "ℹ️"
 	if cd.ExpectNTSNoop {
-		mark = statusIcon(StatusFailed)
+		mark = statusIcon(results.StatusFailed)
 	}
 	return fmt.Sprintf("%s %d/%d identical, %s", mark, r.Identical, r.Compared, changeCounts(r))
 }
 
-func ztsCell(cd *CodeDiffResult) string {
+func ztsCell(cd *results.CodeDiffResult) string {
 	if cd == nil || cd.ZTS == nil {
 		return "not compared"
 	}
@@ -620,15 +439,15 @@ func buildsCell(bs []*builders.Build) string {
 			ok++
 		}
 	}
-	s := StatusPassed
+	s := results.StatusPassed
 	if ok < len(bs) {
-		s = StatusFailed
+		s = results.StatusFailed
 	}
 	return fmt.Sprintf("%s %d/%d built", statusIcon(s), ok, len(bs))
 }
 
 // target is one target's section.
-func (p *summaryWriter) target(t jobTarget) {
+func (p *summaryWriter) target(t results.JobTarget) {
 	p.f("### %s\n\n", markdown.Text(t.Name))
 	if t.Backport != nil {
 		p.backport(t.Backport)
@@ -640,7 +459,7 @@ func (p *summaryWriter) target(t jobTarget) {
 		if t.Tests != nil {
 			// Suites that agree are a line in the overview; their tables
 			// are there for whoever wants them.
-			fold := !t.Tests.regressed() && len(t.Tests.Errors) == 0
+			fold := !t.Tests.Regressed() && len(t.Tests.Errors) == 0
 			if fold {
 				p.f("<details><summary>Test suites: %s</summary>\n\n", testsCell(t.Tests))
 			}
@@ -657,7 +476,7 @@ func (p *summaryWriter) target(t jobTarget) {
 	if len(t.Errors) > 0 {
 		p.f("#### Errors\n\n")
 		for _, e := range t.Errors {
-			p.f("- %s %s\n", statusIcon(StatusError), markdown.Text(e))
+			p.f("- %s %s\n", statusIcon(results.StatusError), markdown.Text(e))
 		}
 		p.blank()
 	}
@@ -665,18 +484,18 @@ func (p *summaryWriter) target(t jobTarget) {
 
 // backport says how a backport target's head came to be, or which files
 // and hunks of the change did not apply.
-func (p *summaryWriter) backport(bp *BackportResult) {
+func (p *summaryWriter) backport(bp *results.BackportResult) {
 	p.f("#### Backport\n\n")
 	switch {
 	case bp.Applied && bp.Explicit != "":
 		p.f("%s The backport of %s's change to %s is %s, given with `--backport` (%s).\n\n",
-			statusIcon(StatusPassed), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Code(bp.Explicit), markdown.Code(shortSHA(bp.Commit)))
+			statusIcon(results.StatusPassed), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Code(bp.Explicit), markdown.Code(shortSHA(bp.Commit)))
 	case bp.Applied:
 		p.f("%s %s's change (merge-base..head) applies cleanly onto %s: commit %s.\n\n",
-			statusIcon(StatusPassed), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Code(shortSHA(bp.Commit)))
+			statusIcon(results.StatusPassed), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Code(shortSHA(bp.Commit)))
 	case len(bp.Conflicts) > 0:
 		p.f("%s %s's change does not apply onto %s: %s failed. Nothing else was checked on this branch.\n\n",
-			statusIcon(StatusFailed), markdown.Text(bp.From), markdown.Text(bp.Branch), mdPlural(len(bp.Conflicts), "hunk", "hunks"))
+			statusIcon(results.StatusFailed), markdown.Text(bp.From), markdown.Text(bp.Branch), mdPlural(len(bp.Conflicts), "hunk", "hunks"))
 		p.f("| file | hunk | why |\n|---|---|---|\n")
 		for _, c := range bp.Conflicts {
 			p.f("| %s | %s | %s |\n", markdown.Code(c.File), markdown.Code(c.Hunk), markdown.Text(c.Reason))
@@ -684,12 +503,12 @@ func (p *summaryWriter) backport(bp *BackportResult) {
 		p.blank()
 	default:
 		p.f("%s %s's change could not be applied onto %s: %s\n\n",
-			statusIcon(StatusError), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Text(firstLine(bp.Error)))
+			statusIcon(results.StatusError), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Text(firstLine(bp.Error)))
 	}
 }
 
 // tests is the test-suite comparison of each variant, base vs head.
-func (p *summaryWriter) tests(tr *TestsResult) {
+func (p *summaryWriter) tests(tr *results.TestsResult) {
 	for _, vc := range tr.Comparisons {
 		var runs []*suites.RunResult
 		for _, r := range tr.Runs {
@@ -710,7 +529,7 @@ func (p *summaryWriter) tests(tr *TestsResult) {
 	}
 }
 
-func (p *summaryWriter) nts(cd *CodeDiffResult) {
+func (p *summaryWriter) nts(cd *results.CodeDiffResult) {
 	p.f("#### NTS machine code\n\n")
 	if cd == nil {
 		p.f("Not compared: the codediff stage did not run for this target.\n\n")
@@ -745,7 +564,7 @@ func (p *summaryWriter) nts(cd *CodeDiffResult) {
 // maxListed caps the functions listed by name in a section.
 const maxListed = 100
 
-func (p *summaryWriter) zts(cd *CodeDiffResult) {
+func (p *summaryWriter) zts(cd *results.CodeDiffResult) {
 	if cd == nil || cd.ZTS == nil {
 		return
 	}
@@ -799,9 +618,9 @@ func (p *summaryWriter) builds(bs []*builders.Build) {
 	p.f("#### Builds\n\n")
 	p.f("| build | result | cached | php -v | time |\n|---|---|---|---|--:|\n")
 	for _, b := range sorted {
-		result := statusIcon(StatusPassed) + " built"
+		result := statusIcon(results.StatusPassed) + " built"
 		if !b.OK {
-			result = statusIcon(StatusFailed) + " " + markdown.Text(firstLine(cmp.Or(b.Failure, "failed")))
+			result = statusIcon(results.StatusFailed) + " " + markdown.Text(firstLine(cmp.Or(b.Failure, "failed")))
 		}
 		cached := "no"
 		if b.Cached {
@@ -837,19 +656,19 @@ func (p *summaryWriter) builds(bs []*builders.Build) {
 
 // stages is the stage table of one Result, with a chart of where the time
 // went and the warnings and long errors folded.
-func (p *summaryWriter) stages(res *Result, merged bool) {
+func (p *summaryWriter) stages(res *results.Result, merged bool) {
 	if len(res.Stages) == 0 {
 		return
 	}
 	if merged {
-		p.f("### Stages: %s\n\n", markdown.Text(jobName(res)))
+		p.f("### Stages: %s\n\n", markdown.Text(results.JobName(res)))
 	} else {
 		p.f("### Stages\n\n")
 	}
-	var shown []*StageResult
+	var shown []*results.StageResult
 	for _, s := range res.Stages {
 		// The report stage is the one rendering this, in a live run.
-		if s.Name == "report" && s.Status == StatusRunning {
+		if s.Name == "report" && s.Status == results.StatusRunning {
 			continue
 		}
 		shown = append(shown, s)
@@ -861,7 +680,7 @@ func (p *summaryWriter) stages(res *Result, merged bool) {
 		if s.StartedAt != nil {
 			t = fmtMS(s.DurationMS)
 		}
-		note := markdown.Text(cmp.Or(stageMessage(s.Error), s.Reason))
+		note := markdown.Text(cmp.Or(firstLine(s.Note()), s.Reason))
 		if n := len(s.Warnings); n > 0 {
 			note = strings.TrimPrefix(note+"; ", "; ") + "⚠️ " + mdPlural(n, "warning", "warnings")
 		}
@@ -901,8 +720,8 @@ const chartWidth = 24
 // chart draws the stages' durations as bars: where the time went reads
 // faster from bars than from a column of numbers. It is text, so it renders
 // in a PR comment.
-func (p *summaryWriter) chart(stages []*StageResult) {
-	var ran []*StageResult
+func (p *summaryWriter) chart(stages []*results.StageResult) {
+	var ran []*results.StageResult
 	var longest int64
 	for _, s := range stages {
 		if s.StartedAt != nil {
@@ -939,7 +758,7 @@ func chartBar(cells float64) string {
 
 // footer lists the commits of every target, then per Result its version,
 // time, link, settings and machine.
-func (p *summaryWriter) footer(results []*Result, targets []jobTarget) {
+func (p *summaryWriter) footer(rs []*results.Result, targets []results.JobTarget) {
 	p.f("### Commits\n\n")
 	if len(targets) > 0 {
 		p.f("| target | base | base branch | head |\n|---|---|---|---|\n")
@@ -963,10 +782,10 @@ func (p *summaryWriter) footer(results []*Result, targets []jobTarget) {
 	} else {
 		p.f("No target was planned.\n\n")
 	}
-	for _, res := range results {
+	for _, res := range rs {
 		label := ""
-		if len(results) > 1 {
-			label = "**" + markdown.Text(jobName(res)) + "**: "
+		if len(rs) > 1 {
+			label = "**" + markdown.Text(results.JobName(res)) + "**: "
 		}
 		line := []string{fmt.Sprintf("%s%s %s", label, cmp.Or(res.Tool, "patchproof"), markdown.Text(res.Version))}
 		line = append(line, "started "+res.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
@@ -981,7 +800,7 @@ func (p *summaryWriter) footer(results []*Result, targets []jobTarget) {
 	}
 }
 
-func (p *summaryWriter) settings(res *Result) {
+func (p *summaryWriter) settings(res *results.Result) {
 	s, m := res.Settings, res.Machine
 	p.f("<details><summary>Settings and machine</summary>\n\n")
 	repo := markdown.Code(s.Repo)

@@ -14,6 +14,7 @@ import (
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/golden"
 	"github.com/patchproof/patchproof/pipeline/checkout"
+	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/codediff"
 	"github.com/patchproof/patchproof/verify/suites"
 )
@@ -116,63 +117,68 @@ func suiteRun(build string, fail ...string) *suites.RunResult {
 	return r
 }
 
-func testsResult(target string, variants ...builders.Variant) *TestsResult {
-	tr := &TestsResult{Server: "MariaDB 10.11.11 on 127.0.0.1:33061"}
+func testsResult(target string, variants ...builders.Variant) *results.TestsResult {
+	tr := &results.TestsResult{Server: "MariaDB 10.11.11 on 127.0.0.1:33061"}
 	for _, v := range variants {
 		base, head := suiteRun(fmt.Sprintf("%s-base-%s", target, v)), suiteRun(fmt.Sprintf("%s-head-%s", target, v))
 		tr.Runs = append(tr.Runs, base, head)
-		tr.Comparisons = append(tr.Comparisons, &VariantComparison{Variant: v, Comparison: suites.Compare(base, head)})
+		tr.Comparisons = append(tr.Comparisons, &results.VariantComparison{Variant: v, Comparison: suites.Compare(base, head)})
 	}
 	return tr
 }
 
-func stage(name string, st Status, start, dur time.Duration, note string) *StageResult {
-	s := &StageResult{Name: name, Status: st, DurationMS: dur.Milliseconds(), Log: "logs/" + name + ".log"}
+// stage is a stage's outcome as the run records it: note is the reason of
+// a skip, else the stage's message.
+func stage(name string, st results.Status, start, dur time.Duration, note string) *results.StageResult {
+	s := &results.StageResult{Name: name, Status: st, DurationMS: dur.Milliseconds(), Log: "logs/" + name + ".log"}
 	switch st {
-	case StatusSkipped, StatusNotAvailable:
+	case results.StatusSkipped, results.StatusNotAvailable:
 		s.Reason, s.Log = note, ""
+	case results.StatusFailed:
+		s.StartedAt = at(start)
+		s.Error, s.Message = results.CheckFailed("%s", note).Error(), note
 	default:
 		s.StartedAt = at(start)
-		s.Error = note
+		s.Error, s.Message = note, note
 	}
 	return s
 }
 
-func settings(repo string, pr int, demo bool) Settings {
-	return Settings{Repo: repo, PR: pr, Demo: demo, Variants: []string{"nts", "zts"}, Builder: "host",
+func settings(repo string, pr int, demo bool) results.Settings {
+	return results.Settings{Repo: repo, PR: pr, Demo: demo, Variants: []string{"nts", "zts"}, Builder: "host",
 		Profile: "mysql", Jobs: 8, Stages: StageNames, ExpectNTSNoop: true}
 }
 
-var testMachine = Machine{Hostname: "runner-7", CPUs: 16, CPUModel: "AMD EPYC 7763 64-Core Processor",
+var testMachine = results.Machine{Hostname: "runner-7", CPUs: 16, CPUModel: "AMD EPYC 7763 64-Core Processor",
 	Kernel: "6.1.0-31-amd64", OS: "Debian GNU/Linux 12 (bookworm)"}
 
 // demoResult is what the demo run records: 2 builds × 2 variants, NTS
 // identical, ZTS touched, the suites the same, no benchmark yet.
-func demoResult() *Result {
-	return &Result{
+func demoResult() *results.Result {
+	return &results.Result{
 		Tool: "patchproof", Version: "0.1.0", StartedAt: started, FinishedAt: at(19*time.Minute + 40*time.Second),
-		Status: StatusPassed, Settings: settings(demoRepoName, 0, true), Machine: testMachine,
-		Targets: []*TargetResult{{
+		Status: results.StatusPassed, Settings: settings(demoRepoName, 0, true), Machine: testMachine,
+		Targets: []*results.TargetResult{{
 			Name: "PHP-8.2", Repo: demoRepoName,
-			Base:  CommitRef{Ref: "PHP-8.2", Commit: demoBase, BranchTip: demoTip, IsMergeBase: true, Subject: "PHP 8.2.32"},
-			Head:  CommitRef{Ref: "mysqlnd-atomic-stats", Commit: demoHead, Subject: "mysqlnd: relaxed atomic statistics under ZTS"},
-			Trees: Trees{Base: "src/PHP-8.2-base-5d8a2e9c0b7f", Head: "src/PHP-8.2-head-9f1e2d3c4b5a"},
+			Base:  results.CommitRef{Ref: "PHP-8.2", Commit: demoBase, BranchTip: demoTip, IsMergeBase: true, Subject: "PHP 8.2.32"},
+			Head:  results.CommitRef{Ref: "mysqlnd-atomic-stats", Commit: demoHead, Subject: "mysqlnd: relaxed atomic statistics under ZTS"},
+			Trees: results.Trees{Base: "src/PHP-8.2-base-5d8a2e9c0b7f", Head: "src/PHP-8.2-head-9f1e2d3c4b5a"},
 			Builds: []*builders.Build{
 				build("PHP-8.2", "base", builders.NTS, 251_000, false),
 				build("PHP-8.2", "base", builders.ZTS, 263_400, false),
 				build("PHP-8.2", "head", builders.NTS, 38_200, false),
 				build("PHP-8.2", "head", builders.ZTS, 41_900, false),
 			},
-			CodeDiff: &CodeDiffResult{NTS: ntsReport(), ZTS: ztsReport(), ExpectNTSNoop: true},
+			CodeDiff: &results.CodeDiffResult{NTS: ntsReport(), ZTS: ztsReport(), ExpectNTSNoop: true},
 			Tests:    testsResult("PHP-8.2", builders.NTS, builders.ZTS),
 		}},
-		Stages: []*StageResult{
-			stage("checkout", StatusPassed, 0, 3100*time.Millisecond, ""),
-			stage("build", StatusPassed, 3*time.Second, 9*time.Minute+55*time.Second, ""),
-			stage("codediff", StatusPassed, 10*time.Minute, 31400*time.Millisecond, ""),
-			stage("tests", StatusPassed, 10*time.Minute+32*time.Second, 9*time.Minute+4*time.Second, ""),
-			stage("bench", StatusNotAvailable, 0, 0, "not yet available"),
-			stage("report", StatusPassed, 19*time.Minute+37*time.Second, 400*time.Millisecond, ""),
+		Stages: []*results.StageResult{
+			stage("checkout", results.StatusPassed, 0, 3100*time.Millisecond, ""),
+			stage("build", results.StatusPassed, 3*time.Second, 9*time.Minute+55*time.Second, ""),
+			stage("codediff", results.StatusPassed, 10*time.Minute, 31400*time.Millisecond, ""),
+			stage("tests", results.StatusPassed, 10*time.Minute+32*time.Second, 9*time.Minute+4*time.Second, ""),
+			stage("bench", results.StatusNotAvailable, 0, 0, "not yet available"),
+			stage("report", results.StatusPassed, 19*time.Minute+37*time.Second, 400*time.Millisecond, ""),
 		},
 	}
 }
@@ -181,7 +187,7 @@ const demoRepoName = "demo (PHP 8.2.32 + mysqlnd atomic statistics)"
 
 // failingResult is a PR run on master in which the head changes an NTS
 // function and the head ZTS build breaks.
-func failingResult() *Result {
+func failingResult() *results.Result {
 	changed := codediff.FuncDiff{
 		Object: "ext/mysqlnd/mysqlnd_statistics.o", Name: "mysqlnd_stats_init", BaseSize: 136, HeadSize: 140,
 		Diff: "--- base/ext/mysqlnd/mysqlnd_statistics.o:mysqlnd_stats_init\n+++ head/ext/mysqlnd/mysqlnd_statistics.o:mysqlnd_stats_init\n@@ -1,4 +1,4 @@\n      0:  push   %rbx\n-     1:  lea    (%rip),%rdi\n-     4:          R_X86_64_PC32   \"old\"\n+     1:  lea    (%rip),%rdi\n+     4:          R_X86_64_PC32   \"new\"\n      8:  retq\n",
@@ -194,31 +200,31 @@ func failingResult() *Result {
 		{File: "ext/mysqlnd/mysqlnd_statistics.c", Line: 204, Column: 3, Message: "'memory_order_relaxed' undeclared (first use in this function)"},
 	}
 	tr := testsResult("master", builders.NTS)
-	res := &Result{
+	res := &results.Result{
 		Tool: "patchproof", Version: "0.1.0", StartedAt: started, FinishedAt: at(7*time.Minute + 5*time.Second),
-		Status: StatusFailed, ExitCode: 1, Error: "checks failed: build, codediff",
+		Status: results.StatusFailed, ExitCode: 1, Error: "checks failed: build, codediff",
 		Settings: settings(DefaultRepo, 4242, false), Machine: testMachine,
 		RunURL: "https://github.com/patchproof/patchproof/actions/runs/9001",
-		Targets: []*TargetResult{{
+		Targets: []*results.TargetResult{{
 			Name: "master", Repo: DefaultRepo,
-			Base: CommitRef{Ref: "master", Commit: prBase, BranchTip: prTip, IsMergeBase: true, Subject: "Merge branch 'PHP-8.4'"},
-			Head: CommitRef{Ref: checkout.PRRef(4242), Commit: prHead, Subject: "mysqlnd: use relaxed atomics for statistics"},
+			Base: results.CommitRef{Ref: "master", Commit: prBase, BranchTip: prTip, IsMergeBase: true, Subject: "Merge branch 'PHP-8.4'"},
+			Head: results.CommitRef{Ref: checkout.PRRef(4242), Commit: prHead, Subject: "mysqlnd: use relaxed atomics for statistics"},
 			Builds: []*builders.Build{
 				build("master", "base", builders.NTS, 3_100, true),
 				build("master", "head", builders.NTS, 40_500, false),
 				build("master", "base", builders.ZTS, 2_900, true),
 				broken,
 			},
-			CodeDiff: &CodeDiffResult{NTS: ntsReport(changed), ExpectNTSNoop: true},
+			CodeDiff: &results.CodeDiffResult{NTS: ntsReport(changed), ExpectNTSNoop: true},
 			Tests:    tr,
 		}},
-		Stages: []*StageResult{
-			stage("checkout", StatusPassed, 0, 12*time.Second, ""),
-			stage("build", StatusFailed, 12*time.Second, 65*time.Second, "1 of 4 builds failed (master head/zts): check failed"),
-			stage("codediff", StatusFailed, 77*time.Second, 9*time.Second, "master: NTS machine code changed: ext/mysqlnd/mysqlnd_statistics.o:mysqlnd_stats_init: check failed"),
-			stage("tests", StatusPassed, 86*time.Second, 5*time.Minute+30*time.Second, ""),
-			stage("bench", StatusNotAvailable, 0, 0, "not yet available"),
-			stage("report", StatusPassed, 7*time.Minute, 600*time.Millisecond, ""),
+		Stages: []*results.StageResult{
+			stage("checkout", results.StatusPassed, 0, 12*time.Second, ""),
+			stage("build", results.StatusFailed, 12*time.Second, 65*time.Second, "1 of 4 builds failed (master head/zts)"),
+			stage("codediff", results.StatusFailed, 77*time.Second, 9*time.Second, "master: NTS machine code changed: ext/mysqlnd/mysqlnd_statistics.o:mysqlnd_stats_init"),
+			stage("tests", results.StatusPassed, 86*time.Second, 5*time.Minute+30*time.Second, ""),
+			stage("bench", results.StatusNotAvailable, 0, 0, "not yet available"),
+			stage("report", results.StatusPassed, 7*time.Minute, 600*time.Millisecond, ""),
 		},
 	}
 	res.Stages[2].Warnings = []string{"head: ext/mysqlnd/mysqlnd_new.o: function f has no size; took 16 bytes up to the next symbol"}
@@ -227,38 +233,38 @@ func failingResult() *Result {
 
 // backportResult is a second job's: the PR's change applied to PHP-8.5,
 // and not applying to PHP-8.4.
-func backportResult() *Result {
-	res := &Result{
+func backportResult() *results.Result {
+	res := &results.Result{
 		Tool: "patchproof", Version: "0.1.0", StartedAt: started.Add(time.Minute), FinishedAt: at(16 * time.Minute),
-		Status: StatusFailed, ExitCode: 1, Error: "checks failed: checkout",
+		Status: results.StatusFailed, ExitCode: 1, Error: "checks failed: checkout",
 		Settings: settings(DefaultRepo, 4242, false), Machine: testMachine,
 		RunURL: "https://github.com/patchproof/patchproof/actions/runs/9001",
-		Targets: []*TargetResult{
+		Targets: []*results.TargetResult{
 			{
 				Name: "PHP-8.4", Repo: DefaultRepo,
-				Base:     CommitRef{Ref: "PHP-8.4", Commit: "3d4e5f60718293a4b5c6d7e8f9012345678901ab", BranchTip: "3d4e5f60718293a4b5c6d7e8f9012345678901ab"},
-				Head:     CommitRef{Ref: "2c3d4e5f6071 onto PHP-8.4", Commit: strings.Repeat("0", 40)},
-				Backport: &BackportResult{From: "master", Branch: "PHP-8.4", Error: "patch does not apply", Conflicts: []checkout.HunkConflict{{File: "ext/mysqlnd/mysqlnd_statistics.h", Hunk: "@@ -55,9 +55,13 @@", Reason: "context does not match"}}},
+				Base:     results.CommitRef{Ref: "PHP-8.4", Commit: "3d4e5f60718293a4b5c6d7e8f9012345678901ab", BranchTip: "3d4e5f60718293a4b5c6d7e8f9012345678901ab"},
+				Head:     results.CommitRef{Ref: "2c3d4e5f6071 onto PHP-8.4", Commit: strings.Repeat("0", 40)},
+				Backport: &results.BackportResult{From: "master", Branch: "PHP-8.4", Error: "patch does not apply", Conflicts: []checkout.HunkConflict{{File: "ext/mysqlnd/mysqlnd_statistics.h", Hunk: "@@ -55,9 +55,13 @@", Reason: "context does not match"}}},
 			},
 			{
 				Name: "PHP-8.5", Repo: DefaultRepo,
-				Base: CommitRef{Ref: "PHP-8.5", Commit: "4e5f60718293a4b5c6d7e8f9012345678901abcd", BranchTip: "4e5f60718293a4b5c6d7e8f9012345678901abcd"},
-				Head: CommitRef{Ref: "2c3d4e5f6071 onto PHP-8.5", Commit: "5f60718293a4b5c6d7e8f9012345678901abcdef", Subject: "mysqlnd: use relaxed atomics for statistics"},
+				Base: results.CommitRef{Ref: "PHP-8.5", Commit: "4e5f60718293a4b5c6d7e8f9012345678901abcd", BranchTip: "4e5f60718293a4b5c6d7e8f9012345678901abcd"},
+				Head: results.CommitRef{Ref: "2c3d4e5f6071 onto PHP-8.5", Commit: "5f60718293a4b5c6d7e8f9012345678901abcdef", Subject: "mysqlnd: use relaxed atomics for statistics"},
 				Builds: []*builders.Build{
 					build("PHP-8.5", "base", builders.NTS, 240_000, false),
 					build("PHP-8.5", "head", builders.NTS, 35_000, false),
 				},
-				CodeDiff: &CodeDiffResult{NTS: ntsReport(), ExpectNTSNoop: true},
-				Backport: &BackportResult{From: "master", Branch: "PHP-8.5", Applied: true, Commit: "5f60718293a4b5c6d7e8f9012345678901abcdef"},
+				CodeDiff: &results.CodeDiffResult{NTS: ntsReport(), ExpectNTSNoop: true},
+				Backport: &results.BackportResult{From: "master", Branch: "PHP-8.5", Applied: true, Commit: "5f60718293a4b5c6d7e8f9012345678901abcdef"},
 			},
 		},
-		Stages: []*StageResult{
-			stage("checkout", StatusFailed, 0, 20*time.Second, "PHP-8.4: patch does not apply: check failed"),
-			stage("build", StatusPassed, 20*time.Second, 4*time.Minute+35*time.Second, ""),
-			stage("codediff", StatusPassed, 5*time.Minute, 30*time.Second, ""),
-			stage("tests", StatusSkipped, 0, 0, "not selected (--stages)"),
-			stage("bench", StatusNotAvailable, 0, 0, "not yet available"),
-			stage("report", StatusPassed, 15*time.Minute, 500*time.Millisecond, ""),
+		Stages: []*results.StageResult{
+			stage("checkout", results.StatusFailed, 0, 20*time.Second, "PHP-8.4: patch does not apply"),
+			stage("build", results.StatusPassed, 20*time.Second, 4*time.Minute+35*time.Second, ""),
+			stage("codediff", results.StatusPassed, 5*time.Minute, 30*time.Second, ""),
+			stage("tests", results.StatusSkipped, 0, 0, "not selected (--stages)"),
+			stage("bench", results.StatusNotAvailable, 0, 0, "not yet available"),
+			stage("report", results.StatusPassed, 15*time.Minute, 500*time.Millisecond, ""),
 		},
 	}
 	res.Targets[0].Backport.Error = "patch does not apply: 1 hunks failed: ext/mysqlnd/mysqlnd_statistics.h @@ -55,9 +55,13 @@: context does not match"
@@ -267,15 +273,15 @@ func backportResult() *Result {
 
 // roundTrip passes results through results.json, as the report command
 // reads them.
-func roundTrip(t *testing.T, results ...*Result) []*Result {
+func roundTrip(t *testing.T, rs ...*results.Result) []*results.Result {
 	t.Helper()
-	var out []*Result
-	for i, res := range results {
+	var out []*results.Result
+	for i, res := range rs {
 		p := filepath.Join(t.TempDir(), fmt.Sprintf("results-%d.json", i))
-		if err := writeJSON(p, res); err != nil {
+		if err := res.WriteFile(p); err != nil {
 			t.Fatal(err)
 		}
-		back, err := ReadResult(p)
+		back, err := results.Read(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -287,11 +293,11 @@ func roundTrip(t *testing.T, results ...*Result) []*Result {
 func TestRenderSummaryGolden(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
-		results []*Result
+		results []*results.Result
 	}{
-		{"demo.md", []*Result{demoResult()}},
-		{"failing.md", []*Result{failingResult()}},
-		{"merged.md", []*Result{backportResult(), failingResult()}},
+		{"demo.md", []*results.Result{demoResult()}},
+		{"failing.md", []*results.Result{failingResult()}},
+		{"merged.md", []*results.Result{backportResult(), failingResult()}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
@@ -312,9 +318,9 @@ func TestRenderSummaryGolden(t *testing.T) {
 }
 
 func TestRenderSummaryContent(t *testing.T) {
-	render := func(results ...*Result) string {
+	render := func(rs ...*results.Result) string {
 		var b bytes.Buffer
-		if err := RenderSummary(&b, results); err != nil {
+		if err := RenderSummary(&b, rs); err != nil {
 			t.Fatal(err)
 		}
 		return b.String()
@@ -357,24 +363,24 @@ func TestRenderSummaryContent(t *testing.T) {
 
 func TestVerdictOf(t *testing.T) {
 	running := demoResult()
-	running.Status, running.FinishedAt = StatusRunning, nil
-	running.Stages[5].Status = StatusRunning // the report, rendering
+	running.Status, running.FinishedAt = results.StatusRunning, nil
+	running.Stages[5].Status = results.StatusRunning // the report, rendering
 	errored := demoResult()
-	errored.Status, errored.Error = StatusError, "tests: mariadb did not start"
+	errored.Status, errored.Error = results.StatusError, "tests: mariadb did not start"
 	for _, tt := range []struct {
 		name    string
-		results []*Result
-		want    Verdict
+		results []*results.Result
+		want    results.Verdict
 	}{
-		{"passed", []*Result{demoResult()}, Verdict{Status: StatusPassed}},
-		{"a live run ignores the report stage", []*Result{running}, Verdict{Status: StatusPassed}},
-		{"failed", []*Result{failingResult()}, Verdict{StatusFailed, "checks failed: build, codediff"}},
-		{"worst of two", []*Result{demoResult(), failingResult()}, Verdict{StatusFailed, "master: checks failed: build, codediff"}},
-		{"error beats failure", []*Result{failingResult(), errored}, Verdict{StatusError, "PHP-8.2: tests: mariadb did not start"}},
-		{"none", nil, Verdict{StatusError, "no results"}},
+		{"passed", []*results.Result{demoResult()}, results.Verdict{Status: results.StatusPassed}},
+		{"a live run ignores the report stage", []*results.Result{running}, results.Verdict{Status: results.StatusPassed}},
+		{"failed", []*results.Result{failingResult()}, results.Verdict{Status: results.StatusFailed, Reason: "checks failed: build, codediff"}},
+		{"worst of two", []*results.Result{demoResult(), failingResult()}, results.Verdict{Status: results.StatusFailed, Reason: "master: checks failed: build, codediff"}},
+		{"error beats failure", []*results.Result{failingResult(), errored}, results.Verdict{Status: results.StatusError, Reason: "PHP-8.2: tests: mariadb did not start"}},
+		{"none", nil, results.Verdict{Status: results.StatusError, Reason: "no results"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if d := cmp.Diff(tt.want, VerdictOf(tt.results)); d != "" {
+			if d := cmp.Diff(tt.want, results.VerdictOf(tt.results)); d != "" {
 				t.Errorf("verdict (-want +got):\n%s", d)
 			}
 		})
@@ -383,30 +389,14 @@ func TestVerdictOf(t *testing.T) {
 
 func TestStageVerdictMatchesFinish(t *testing.T) {
 	// The report renders the verdict before finish records it; both must agree.
-	for _, res := range []*Result{demoResult(), failingResult(), backportResult()} {
+	for _, res := range []*results.Result{demoResult(), failingResult(), backportResult()} {
 		r, _ := newTestRun(t, Config{})
 		r.Result.Stages = res.Stages
 		finish(t.Context(), r)
-		v := stageVerdict(res.Stages)
+		v := results.StageVerdict(res.Stages)
 		if r.Result.Status != v.Status || r.Result.Error != v.Reason || r.Result.ExitCode != v.ExitCode() {
 			t.Errorf("finish: %s %q %d; report: %s %q %d", r.Result.Status, r.Result.Error, r.Result.ExitCode, v.Status, v.Reason, v.ExitCode())
 		}
-	}
-}
-
-func TestCompareTargets(t *testing.T) {
-	names := []string{"PHP-8.4", "feature", "PHP-8.10", "master", "PHP-8.5", "PHP-7.4"}
-	var results []*Result
-	for _, n := range names {
-		results = append(results, &Result{Targets: []*TargetResult{{Name: n}}})
-	}
-	var got []string
-	for _, t := range sortedTargets(results) {
-		got = append(got, t.Name)
-	}
-	want := []string{"master", "PHP-8.10", "PHP-8.5", "PHP-8.4", "PHP-7.4", "feature"}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("order (-want +got):\n%s", d)
 	}
 }
 
@@ -461,10 +451,10 @@ func TestCommentBodyFitsGitHub(t *testing.T) {
 	}
 	res.Targets[0].CodeDiff.NTS = ntsReport(changed...)
 	var full bytes.Buffer
-	if err := RenderSummary(&full, []*Result{res}); err != nil {
+	if err := RenderSummary(&full, []*results.Result{res}); err != nil {
 		t.Fatal(err)
 	}
-	body, err := commentBody([]*Result{res}, full.String())
+	body, err := commentBody([]*results.Result{res}, full.String())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/patchproof/patchproof/internal/cachedir"
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 // Version is patchproof's version, shown in reports.
@@ -33,14 +34,14 @@ type Run struct {
 	Log      io.Writer // the current stage's log
 	Progress *Progress
 	Targets  []*Target
-	Result   *Result
+	Result   *results.Result
 
 	mu   sync.Mutex
 	file *resultFile
 }
 
 // stageResult returns the Result entry of a stage, creating it.
-func (r *Run) stageResult(name string) *StageResult {
+func (r *Run) stageResult(name string) *results.StageResult {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, s := range r.Result.Stages {
@@ -48,7 +49,7 @@ func (r *Run) stageResult(name string) *StageResult {
 			return s
 		}
 	}
-	s := &StageResult{Name: name, Status: StatusSkipped}
+	s := &results.StageResult{Name: name, Status: results.StatusSkipped}
 	r.Result.Stages = append(r.Result.Stages, s)
 	return s
 }
@@ -90,7 +91,7 @@ func Stages() []Stage {
 // wrapping ErrCheckFailed when a check failed, and any other error when the
 // run could not be completed. Input errors are *InputError and are reported
 // before anything is written.
-func Execute(ctx context.Context, cfg Config) (*Result, error) {
+func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 	cfg.setDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -103,7 +104,7 @@ func Execute(ctx context.Context, cfg Config) (*Result, error) {
 		}
 	}
 	if err := os.MkdirAll(cache, 0o755); err != nil {
-		return nil, &InputError{"--cache " + cache, err}
+		return nil, &results.InputError{Input: "--cache " + cache, Err: err}
 	}
 	// Bad input is found here, before the run directory is touched.
 	if err := checkOut(cfg.Out); err != nil {
@@ -132,11 +133,11 @@ func Execute(ctx context.Context, cfg Config) (*Result, error) {
 		Log:      io.Discard,
 		Progress: progress,
 		Targets:  targets,
-		Result: &Result{
+		Result: &results.Result{
 			Tool:      "patchproof",
 			Version:   Version,
 			StartedAt: time.Now().UTC().Truncate(time.Second),
-			Status:    StatusRunning,
+			Status:    results.StatusRunning,
 			Settings:  settingsOf(&cfg),
 			Machine:   machine(),
 			RunURL:    actionsRunURL(),
@@ -157,17 +158,17 @@ func Execute(ctx context.Context, cfg Config) (*Result, error) {
 		local := cfg
 		local.Out, local.Post = out, false
 		ictx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if _, err := Publish(ictx, local, []*Result{r.Result}); err != nil {
+		if _, err := Publish(ictx, local, []*results.Result{r.Result}); err != nil {
 			progress.Warn("summary of the interrupted run: " + err.Error())
 		}
 		cancel()
 	}
 	r.Progress.Summary(r.Result)
 	switch r.Result.Status {
-	case StatusPassed:
+	case results.StatusPassed:
 		return r.Result, nil
-	case StatusFailed:
-		return r.Result, fmt.Errorf("%s: %w", r.Result.Error, ErrCheckFailed)
+	case results.StatusFailed:
+		return r.Result, results.CheckFailed("%s", r.Result.Error)
 	}
 	return r.Result, errors.New(r.Result.Error)
 }
@@ -178,10 +179,10 @@ func finish(ctx context.Context, r *Run) {
 	now := time.Now().UTC().Truncate(time.Second)
 	res.FinishedAt = &now
 	if ctx.Err() != nil {
-		res.Status, res.ExitCode, res.Error = StatusError, 2, "interrupted"
+		res.Status, res.ExitCode, res.Error = results.StatusError, 2, "interrupted"
 	} else {
 		// The same verdict the report stage rendered, now that it has run.
-		v := stageVerdict(res.Stages)
+		v := results.StageVerdict(res.Stages)
 		res.Status, res.ExitCode, res.Error = v.Status, v.ExitCode(), v.Reason
 	}
 	r.save()
@@ -194,15 +195,15 @@ func checkOut(dir string) error {
 		fi, err := os.Stat(d)
 		if err == nil {
 			if !fi.IsDir() {
-				return &InputError{"--out " + dir, fmt.Errorf("%s is not a directory", d)}
+				return &results.InputError{Input: "--out " + dir, Err: fmt.Errorf("%s is not a directory", d)}
 			}
 			if err := syscall.Access(d, 2 /* W_OK */); err != nil {
-				return &InputError{"--out " + dir, fmt.Errorf("%s is not writable", d)}
+				return &results.InputError{Input: "--out " + dir, Err: fmt.Errorf("%s is not writable", d)}
 			}
 			return nil
 		}
 		if d == filepath.Dir(d) {
-			return &InputError{"--out " + dir, err}
+			return &results.InputError{Input: "--out " + dir, Err: err}
 		}
 	}
 }
@@ -212,21 +213,21 @@ func checkOut(dir string) error {
 func prepareOut(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", &InputError{"--out " + dir, err}
+		return "", &results.InputError{Input: "--out " + dir, Err: err}
 	}
 	if err := os.MkdirAll(filepath.Join(abs, "logs"), 0o755); err != nil {
-		return "", &InputError{"--out " + dir, errors.Unwrap(err)}
+		return "", &results.InputError{Input: "--out " + dir, Err: errors.Unwrap(err)}
 	}
 	probe, err := os.CreateTemp(abs, ".write-test-")
 	if err != nil {
-		return "", &InputError{"--out " + dir, fmt.Errorf("not writable")}
+		return "", &results.InputError{Input: "--out " + dir, Err: fmt.Errorf("not writable")}
 	}
 	probe.Close()
 	os.Remove(probe.Name())
 	return abs, nil
 }
 
-func settingsOf(c *Config) Settings {
+func settingsOf(c *Config) results.Settings {
 	repo := c.Repo
 	if c.Demo() {
 		repo = "demo (PHP 8.2.32 + mysqlnd atomic statistics)"
@@ -235,14 +236,14 @@ func settingsOf(c *Config) Settings {
 	if len(stages) == 0 {
 		stages = StageNames
 	}
-	return Settings{
+	return results.Settings{
 		Repo: repo, PR: c.PR, Demo: c.Demo(), Variants: c.Variants, Builder: c.Builder,
 		Profile: c.Profile, Jobs: c.Jobs, Stages: stages, ExpectNTSNoop: c.ExpectNTSNoop,
 	}
 }
 
-func machine() Machine {
-	m := Machine{CPUs: runtime.NumCPU()}
+func machine() results.Machine {
+	m := results.Machine{CPUs: runtime.NumCPU()}
 	m.Hostname, _ = os.Hostname()
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {

@@ -7,7 +7,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
+
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 // A Stage is one step of the pipeline. Timing, logging, skipping and log
@@ -42,7 +45,7 @@ type middleware func(s Stage, next action) action
 func runStages(ctx context.Context, r *Run, stages []Stage, mws ...middleware) {
 	for _, s := range stages {
 		if ctx.Err() != nil {
-			r.stageResult(s.String()).Status = StatusSkipped
+			r.stageResult(s.String()).Status = results.StatusSkipped
 			r.stageResult(s.String()).Reason = "cancelled"
 			r.save()
 			continue
@@ -62,27 +65,39 @@ func record(s Stage, next action) action {
 		sr := r.stageResult(s.String())
 		start := time.Now()
 		sr.StartedAt = &start
-		sr.Status = StatusRunning
+		sr.Status = results.StatusRunning
 		r.save()
 		err := next(ctx, r)
 		sr.DurationMS = time.Since(start).Milliseconds()
 		var skip *SkipError
 		switch {
 		case err == nil:
-			sr.Status = StatusPassed
+			sr.Status = results.StatusPassed
 		case errors.As(err, &skip):
-			sr.Status, sr.Reason, sr.StartedAt, sr.DurationMS = StatusSkipped, skip.Reason, nil, 0
+			sr.Status, sr.Reason, sr.StartedAt, sr.DurationMS = results.StatusSkipped, skip.Reason, nil, 0
 			if skip.NotAvailable {
-				sr.Status = StatusNotAvailable
+				sr.Status = results.StatusNotAvailable
 			}
-		case errors.Is(err, ErrCheckFailed):
-			sr.Status, sr.Error = StatusFailed, err.Error()
+		case errors.Is(err, results.ErrCheckFailed):
+			sr.Status, sr.Error, sr.Message = results.StatusFailed, err.Error(), message(err)
 		default:
-			sr.Status, sr.Error = StatusError, err.Error()
+			sr.Status, sr.Error, sr.Message = results.StatusError, err.Error(), message(err)
 		}
 		r.save()
 		return err
 	}
+}
+
+// message is what a stage's error says in one line: a failed check's own
+// message, else the first line of the error.
+func message(err error) string {
+	var ce *results.CheckError
+	text := err.Error()
+	if errors.As(err, &ce) {
+		text = ce.Message
+	}
+	line, _, _ := strings.Cut(text, "\n")
+	return line
 }
 
 // selected skips stages that --stages did not name.

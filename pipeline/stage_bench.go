@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/workloads/bench"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 	"github.com/patchproof/patchproof/workloads/workload"
@@ -81,7 +82,7 @@ func (benchStage) Run(ctx context.Context, r *Run) error {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	if len(regressed) > 0 {
-		return fmt.Errorf("the cost of statistics regressed: %s: %w", strings.Join(regressed, ", "), ErrCheckFailed)
+		return results.CheckFailed("the cost of statistics regressed: %s", strings.Join(regressed, ", "))
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 // buildStage builds every target's base and head in every variant, under
@@ -69,7 +70,7 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 	parallel := min(r.Config.Jobs, len(jobs))
 	makeJobs := max(1, runtime.NumCPU()/max(1, parallel))
 
-	results := make([]*builders.Build, len(jobs))
+	built := make([]*builders.Build, len(jobs))
 	errs := make([]error, len(jobs))
 	var logMu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
@@ -92,7 +93,7 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 			})
 			res, err := b.Build(gctx, j.spec)
 			stop()
-			results[i], errs[i] = res, err
+			built[i], errs[i] = res, err
 			logMu.Lock()
 			defer logMu.Unlock()
 			switch {
@@ -120,19 +121,19 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 	}
 	var failed []string
 	for i, j := range jobs {
-		if results[i] == nil {
+		if built[i] == nil {
 			continue
 		}
-		j.t.Builds = append(j.t.Builds, results[i])
+		j.t.Builds = append(j.t.Builds, built[i])
 		tr := r.targetResult(j.t)
-		tr.Builds = append(tr.Builds, results[i])
+		tr.Builds = append(tr.Builds, built[i])
 		if errs[i] != nil {
 			failed = append(failed, j.spec.Label)
 		}
 	}
 	r.save()
 	if len(failed) > 0 {
-		return fmt.Errorf("%d of %d builds failed (%s): %w", len(failed), len(jobs), strings.Join(failed, ", "), ErrCheckFailed)
+		return results.CheckFailed("%d of %d builds failed (%s)", len(failed), len(jobs), strings.Join(failed, ", "))
 	}
 	return nil
 }

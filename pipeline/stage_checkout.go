@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 // checkoutStage exports each target's base and head trees into the run
@@ -49,33 +51,33 @@ func (checkoutStage) Run(ctx context.Context, r *Run) error {
 			fmt.Fprintf(r.Log, "%s %s: %d files in %s\n", t.Name, side.name, n, dir)
 			*side.dir = dir
 		}
-		res.Trees = Trees{Base: relPath(r.Dir, t.BaseTree), Head: relPath(r.Dir, t.HeadTree)}
+		res.Trees = results.Trees{Base: relPath(r.Dir, t.BaseTree), Head: relPath(r.Dir, t.HeadTree)}
 		r.save()
 	}
 	if len(conflicts) > 0 {
-		return fmt.Errorf("backports do not apply: %s: %w", strings.Join(conflicts, "; "), ErrCheckFailed)
+		return results.CheckFailed("backports do not apply: %s", strings.Join(conflicts, "; "))
 	}
 	return nil
 }
 
 // targetResult fills and returns the Result entry of a target.
-func (r *Run) targetResult(t *Target) *TargetResult {
+func (r *Run) targetResult(t *Target) *results.TargetResult {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if t.Result != nil {
 		return t.Result
 	}
-	t.Result = &TargetResult{
+	t.Result = &results.TargetResult{
 		Name:     t.Name,
 		Repo:     r.Result.Settings.Repo,
-		Base:     CommitRef{Ref: t.BaseRef, Commit: t.Base.String(), BranchTip: t.BranchTip.String(), IsMergeBase: true},
-		Head:     CommitRef{Ref: t.HeadRef, Commit: t.Head.String()},
+		Base:     results.CommitRef{Ref: t.BaseRef, Commit: t.Base.String(), BranchTip: t.BranchTip.String(), IsMergeBase: true},
+		Head:     results.CommitRef{Ref: t.HeadRef, Commit: t.Head.String()},
 		Backport: t.Backport,
 	}
 	if t.Head.IsZero() {
 		t.Result.Head.Commit = ""
 	}
-	for _, c := range []*CommitRef{&t.Result.Base, &t.Result.Head} {
+	for _, c := range []*results.CommitRef{&t.Result.Base, &t.Result.Head} {
 		if c.Commit == "" {
 			continue
 		}

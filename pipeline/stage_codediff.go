@@ -6,19 +6,9 @@ import (
 	"strings"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/codediff"
 )
-
-// CodeDiffResult is the machine-code comparison of a target's builds.
-type CodeDiffResult struct {
-	// NTS is the verdict-bearing comparison: with --expect-nts-noop, any
-	// changed, added or removed function fails the run.
-	NTS *codediff.Report `json:"nts,omitempty"`
-	// ZTS is information: which functions the change touches under ZTS.
-	ZTS           *codediff.Report `json:"zts,omitempty"`
-	ExpectNTSNoop bool             `json:"expect_nts_noop"`
-	Errors        []string         `json:"errors,omitempty"`
-}
 
 // codediffStage compares the base and head builds' object files function by
 // function, relocation-aware.
@@ -30,7 +20,7 @@ func (codediffStage) Run(ctx context.Context, r *Run) error {
 	var failures []string
 	compared := 0
 	for _, t := range r.Targets {
-		res := &CodeDiffResult{ExpectNTSNoop: r.Config.ExpectNTSNoop}
+		res := &results.CodeDiffResult{ExpectNTSNoop: r.Config.ExpectNTSNoop}
 		for _, v := range []builders.Variant{builders.NTS, builders.ZTS} {
 			base, head := t.build("base", v), t.build("head", v)
 			if base == nil || head == nil {
@@ -66,7 +56,7 @@ func (codediffStage) Run(ctx context.Context, r *Run) error {
 		return Skip("no base and head builds of the same variant")
 	}
 	if len(failures) > 0 {
-		return fmt.Errorf("%s: %w", strings.Join(failures, "; "), ErrCheckFailed)
+		return results.CheckFailed("%s", strings.Join(failures, "; "))
 	}
 	return nil
 }

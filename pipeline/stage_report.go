@@ -16,6 +16,7 @@ import (
 
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/github"
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 // reportStage renders the run's summary and delivers it: OUT/summary.md,
@@ -33,7 +34,7 @@ func (reportStage) Run(ctx context.Context, r *Run) error {
 	res := *r.Result
 	now := time.Now().UTC().Truncate(time.Second)
 	res.FinishedAt = &now
-	pub, err := Publish(ctx, cfg, []*Result{&res})
+	pub, err := Publish(ctx, cfg, []*results.Result{&res})
 	if pub != nil {
 		pub.log(r.Log)
 		if pub.Summary != "" {
@@ -51,7 +52,7 @@ func (reportStage) Run(ctx context.Context, r *Run) error {
 
 // Published says where a summary went.
 type Published struct {
-	Verdict   Verdict
+	Verdict   results.Verdict
 	Summary   string          // the summary.md written; "" when it went to Stdout
 	Comment   *github.Outcome // nil when nothing was posted
 	Status    *github.Status  // the commit status set (or, in a dry run, that would be)
@@ -90,11 +91,11 @@ const CommentKey = "summary"
 // (printed instead with cfg.DryRun). The run and the report command both
 // deliver through it. The error is about delivery; the checks' outcome is
 // Published.Verdict.
-func Publish(ctx context.Context, cfg Config, results []*Result) (*Published, error) {
+func Publish(ctx context.Context, cfg Config, rs []*results.Result) (*Published, error) {
 	cfg.setDefaults()
-	pub := &Published{Verdict: VerdictOf(results)}
+	pub := &Published{Verdict: results.VerdictOf(rs)}
 	var body bytes.Buffer
-	if err := RenderSummary(&body, results); err != nil {
+	if err := RenderSummary(&body, rs); err != nil {
 		return pub, err
 	}
 	if cfg.Out != "" {
@@ -119,7 +120,7 @@ func Publish(ctx context.Context, cfg Config, results []*Result) (*Published, er
 	if !cfg.Post {
 		return pub, nil
 	}
-	return pub, post(ctx, &cfg, results, body.String(), pub)
+	return pub, post(ctx, &cfg, rs, body.String(), pub)
 }
 
 func appendFile(path string, b []byte) error {
@@ -144,12 +145,12 @@ func (t *PostTarget) String() string { return fmt.Sprintf("%s/%s#%d", t.Owner, t
 
 // postTarget finds the PR to post on: the Config's, else the one the
 // results were run for.
-func postTarget(cfg *Config, results []*Result) (*PostTarget, error) {
+func postTarget(cfg *Config, rs []*results.Result) (*PostTarget, error) {
 	if cfg.PostTo != "" {
 		return ParsePostTo(cfg.PostTo)
 	}
 	repo, pr := cfg.Repo, cfg.PR
-	for _, res := range results {
+	for _, res := range rs {
 		if res.Settings.PR <= 0 {
 			continue
 		}
@@ -169,14 +170,14 @@ func postTarget(cfg *Config, results []*Result) (*PostTarget, error) {
 	}
 	owner, name, _, ok := parseRepoURL(repo)
 	if !ok {
-		return nil, &InputError{"--repo " + repo, errors.New("not a GitHub repository URL (https://HOST/OWNER/REPO)")}
+		return nil, &results.InputError{Input: "--repo " + repo, Err: errors.New("not a GitHub repository URL (https://HOST/OWNER/REPO)")}
 	}
 	return &PostTarget{Owner: owner, Repo: name, PR: pr}, nil
 }
 
 // post upserts the sticky comment and sets the commit status.
-func post(ctx context.Context, cfg *Config, results []*Result, body string, pub *Published) error {
-	to, err := postTarget(cfg, results)
+func post(ctx context.Context, cfg *Config, rs []*results.Result, body string, pub *Published) error {
+	to, err := postTarget(cfg, rs)
 	if err != nil {
 		return err
 	}
@@ -187,7 +188,7 @@ func post(ctx context.Context, cfg *Config, results []*Result, body string, pub 
 	}
 	client, err := github.New(opts)
 	if err != nil {
-		return &InputError{"--github-api " + cfg.GitHubAPI, err}
+		return &results.InputError{Input: "--github-api " + cfg.GitHubAPI, Err: err}
 	}
 	// The PR is read first: it must exist, and its head tells whether the
 	// validated commit is still the one to mark.
@@ -196,19 +197,19 @@ func post(ctx context.Context, cfg *Config, results []*Result, body string, pub 
 		return fmt.Errorf("post: %w", prErr)
 	}
 
-	comment, err := commentBody(results, body)
+	comment, err := commentBody(rs, body)
 	if err != nil {
 		return err
 	}
 	out, err := client.UpsertComment(ctx, to.Owner, to.Repo, to.PR, github.Comment{
-		Key: CommentKey, Run: runStamp(cfg.Getenv, results), Body: comment,
+		Key: CommentKey, Run: runStamp(cfg.Getenv, rs), Body: comment,
 	})
 	if err != nil {
 		return fmt.Errorf("post: %w", err)
 	}
 	pub.Comment = &out
 
-	sha := headCommit(results, to.PR)
+	sha := headCommit(rs, to.PR)
 	switch {
 	case sha == "":
 		pub.Notes = append(pub.Notes, "no commit status: the results name no head commit")
@@ -221,7 +222,7 @@ func post(ctx context.Context, cfg *Config, results []*Result, body string, pub 
 		pub.Notes = append(pub.Notes, fmt.Sprintf("no commit status: the validated head %s is not the head of %s (%s)", shortSHA(sha), to, shortSHA(pr.HeadSHA)))
 		return nil
 	}
-	st := commitStatus(results, pub.Verdict, out.URL)
+	st := commitStatus(rs, pub.Verdict, out.URL)
 	if err := client.SetStatus(ctx, to.Owner, to.Repo, sha, st); err != nil {
 		return fmt.Errorf("post: %w", err)
 	}
@@ -248,12 +249,12 @@ const maxComment = 65000
 
 // commentBody is the summary as a comment: without the disassembly diffs
 // when they would not fit, and cut as a last resort.
-func commentBody(results []*Result, full string) (string, error) {
+func commentBody(rs []*results.Result, full string) (string, error) {
 	if utf8.RuneCountInString(full) <= maxComment {
 		return full, nil
 	}
 	var b strings.Builder
-	if err := renderSummary(&b, results, renderOptions{compact: true}); err != nil {
+	if err := renderSummary(&b, rs, renderOptions{compact: true}); err != nil {
 		return "", err
 	}
 	s := b.String()
@@ -268,14 +269,14 @@ func commentBody(results []*Result, full string) (string, error) {
 // runStamp orders the runs that post: the Actions run id (a re-run attempt
 // keeps its run's id, and then the newer attempt overwrites the older, as
 // the same stamp lets the poster win), else the latest start time.
-func runStamp(getenv func(string) string, results []*Result) string {
+func runStamp(getenv func(string) string, rs []*results.Result) string {
 	if id := getenv("GITHUB_RUN_ID"); id != "" {
 		if _, err := strconv.ParseUint(id, 10, 64); err == nil {
 			return id
 		}
 	}
 	var latest time.Time
-	for _, res := range results {
+	for _, res := range rs {
 		if res.StartedAt.After(latest) {
 			latest = res.StartedAt
 		}
@@ -289,9 +290,9 @@ func runStamp(getenv func(string) string, results []*Result) string {
 // headCommit is the PR's head commit as validated: the head of the target
 // checked out as the PR's ref, else of the first target that is not a
 // backport.
-func headCommit(results []*Result, pr int) string {
+func headCommit(rs []*results.Result, pr int) string {
 	first := ""
-	for _, res := range results {
+	for _, res := range rs {
 		for _, t := range res.Targets {
 			if t.Backport != nil {
 				continue
@@ -309,19 +310,19 @@ func headCommit(results []*Result, pr int) string {
 
 // commitStatus is the status for a verdict: one line a reviewer sees in
 // the checks list, linked to the run (or the comment).
-func commitStatus(results []*Result, v Verdict, commentURL string) github.Status {
+func commitStatus(rs []*results.Result, v results.Verdict, commentURL string) github.Status {
 	st := github.Status{TargetURL: commentURL}
-	for _, res := range results {
+	for _, res := range rs {
 		if res.RunURL != "" {
 			st.TargetURL = res.RunURL
 			break
 		}
 	}
 	switch v.Status {
-	case StatusPassed:
+	case results.StatusPassed:
 		st.State = github.StateSuccess
 		var parts []string
-		for _, t := range sortedTargets(results) {
+		for _, t := range results.SortedTargets(rs) {
 			if t.CodeDiff != nil && t.CodeDiff.NTS != nil {
 				parts = append(parts, fmt.Sprintf("%s NTS %d/%d identical", t.Name, t.CodeDiff.NTS.Identical, t.CodeDiff.NTS.Compared))
 			}
@@ -330,10 +331,10 @@ func commitStatus(results []*Result, v Verdict, commentURL string) github.Status
 		if len(parts) > 0 {
 			st.Description += ": " + strings.Join(parts, ", ")
 		}
-	case StatusFailed:
-		st.State, st.Description = github.StateFailure, "failed: "+stageReasons(results, StatusFailed, v.Reason)
+	case results.StatusFailed:
+		st.State, st.Description = github.StateFailure, "failed: "+stageReasons(rs, results.StatusFailed, v.Reason)
 	default:
-		st.State, st.Description = github.StateError, "could not run: "+stageReasons(results, StatusError, v.Reason)
+		st.State, st.Description = github.StateError, "could not run: "+stageReasons(rs, results.StatusError, v.Reason)
 	}
 	st.Description = firstLine(st.Description)
 	if r := []rune(st.Description); len(r) > 140 {
@@ -344,12 +345,12 @@ func commitStatus(results []*Result, v Verdict, commentURL string) github.Status
 
 // stageReasons is what the stages of a status say, one after another, or
 // the fallback when none does (an interrupted run).
-func stageReasons(results []*Result, status Status, fallback string) string {
+func stageReasons(rs []*results.Result, status results.Status, fallback string) string {
 	var parts []string
-	for _, res := range sortedResults(results) {
+	for _, res := range results.SortedResults(rs) {
 		for _, s := range res.Stages {
 			if s.Status == status {
-				parts = append(parts, s.Name+": "+stageMessage(s.Error))
+				parts = append(parts, s.Name+": "+firstLine(s.Note()))
 			}
 		}
 	}

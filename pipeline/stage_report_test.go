@@ -15,6 +15,7 @@ import (
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/github/githubfake"
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 // reportToken is distinctive, so that a leak is easy to spot.
@@ -41,27 +42,27 @@ func newPRFake(t *testing.T) *githubfake.Fake {
 
 // live makes res look as it does while the report stage runs: not
 // finished, the report stage not yet recorded.
-func live(res *Result) *Result {
-	res.Status, res.ExitCode, res.Error, res.FinishedAt = StatusRunning, 0, "", nil
+func live(res *results.Result) *results.Result {
+	res.Status, res.ExitCode, res.Error, res.FinishedAt = results.StatusRunning, 0, "", nil
 	res.Stages = res.Stages[:len(res.Stages)-1]
 	return res
 }
 
 // passingPR is the demo's findings, as a run of PR 4242 on master.
-func passingPR() *Result {
+func passingPR() *results.Result {
 	res := demoResult()
 	res.Settings = settings(DefaultRepo, 4242, false)
 	res.RunURL = "https://github.com/patchproof/patchproof/actions/runs/9002"
 	tr := res.Targets[0]
 	tr.Name, tr.Repo = "master", DefaultRepo
-	tr.Base = CommitRef{Ref: "master", Commit: prBase, BranchTip: prTip, IsMergeBase: true}
-	tr.Head = CommitRef{Ref: checkout.PRRef(4242), Commit: prHead, Subject: "mysqlnd: use relaxed atomics for statistics"}
+	tr.Base = results.CommitRef{Ref: "master", Commit: prBase, BranchTip: prTip, IsMergeBase: true}
+	tr.Head = results.CommitRef{Ref: checkout.PRRef(4242), Commit: prHead, Subject: "mysqlnd: use relaxed atomics for statistics"}
 	return res
 }
 
 // reportRun runs the report stage over res as the pipeline does, and
 // returns the run and everything it printed.
-func reportRun(t *testing.T, cfg Config, res *Result) (*Run, string) {
+func reportRun(t *testing.T, cfg Config, res *results.Result) (*Run, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	cfg.Stdout, cfg.Stderr = &stdout, &stderr
@@ -73,7 +74,7 @@ func reportRun(t *testing.T, cfg Config, res *Result) (*Run, string) {
 	return r, stdout.String() + stderr.String() + progress.String() + string(log)
 }
 
-func reportStatus(r *Run) *StageResult { return r.stageResult("report") }
+func reportStatus(r *Run) *results.StageResult { return r.stageResult("report") }
 
 func TestReportStagePostsOneComment(t *testing.T) {
 	f := newPRFake(t)
@@ -93,7 +94,7 @@ func TestReportStagePostsOneComment(t *testing.T) {
 	// A failing run creates the comment and marks the head commit failed.
 	r, out := reportRun(t, cfg, live(failingResult()))
 	printed = append(printed, out)
-	if s := reportStatus(r); s.Status != StatusPassed {
+	if s := reportStatus(r); s.Status != results.StatusPassed {
 		t.Fatalf("report stage: %s %s", s.Status, s.Error)
 	}
 	body, id := bodyOf()
@@ -107,7 +108,7 @@ func TestReportStagePostsOneComment(t *testing.T) {
 	if !strings.HasPrefix(string(summary), "## ❌ patchproof: a check failed") {
 		t.Errorf("summary.md does not open with the verdict:\n%.200s", summary)
 	}
-	if r.Result.Status != StatusFailed {
+	if r.Result.Status != results.StatusFailed {
 		t.Errorf("results.json status %s, want failed, as the report says", r.Result.Status)
 	}
 	step, _ := os.ReadFile(stepSummary)
@@ -125,7 +126,7 @@ func TestReportStagePostsOneComment(t *testing.T) {
 	e["GITHUB_RUN_ID"] = "1002"
 	r, out = reportRun(t, cfg, live(passingPR()))
 	printed = append(printed, out)
-	if s := reportStatus(r); s.Status != StatusPassed {
+	if s := reportStatus(r); s.Status != results.StatusPassed {
 		t.Fatalf("report stage: %s %s", s.Status, s.Error)
 	}
 	body2, id2 := bodyOf()
@@ -164,7 +165,7 @@ func TestReportStagePostsOneComment(t *testing.T) {
 	if n := writes() - before; n != 0 {
 		t.Errorf("a dry run made %d writes", n)
 	}
-	if s := reportStatus(r); s.Status != StatusPassed {
+	if s := reportStatus(r); s.Status != results.StatusPassed {
 		t.Errorf("dry run: report stage %s %s", s.Status, s.Error)
 	}
 	if !strings.Contains(out, fmt.Sprintf("would update comment %d", id)) || !strings.Contains(out, "would set status") {
@@ -193,7 +194,7 @@ func TestReportStageAfterFailedStages(t *testing.T) {
 	var ran []string
 	stages := []Stage{
 		fakeStage{name: "checkout", ran: &ran},
-		fakeStage{name: "build", ran: &ran, err: fmt.Errorf("1 of 4 builds failed: %w", ErrCheckFailed)},
+		fakeStage{name: "build", ran: &ran, err: results.CheckFailed("1 of 4 builds failed")},
 		fakeStage{name: "codediff", ran: &ran, err: errors.New("read objects: no such file")},
 		reportStage{},
 	}
@@ -201,7 +202,7 @@ func TestReportStageAfterFailedStages(t *testing.T) {
 	r.Result.Tool, r.Result.StartedAt = "patchproof", started
 	runStages(context.Background(), r, stages, record, selected, logged)
 	finish(context.Background(), r)
-	if s := reportStatus(r); s.Status != StatusPassed {
+	if s := reportStatus(r); s.Status != results.StatusPassed {
 		t.Fatalf("report stage: %s %s", s.Status, s.Error)
 	}
 	summary, err := os.ReadFile(filepath.Join(r.Dir, "summary.md"))
@@ -217,7 +218,7 @@ func TestReportStageAfterFailedStages(t *testing.T) {
 			t.Errorf("summary.md lacks %q", want)
 		}
 	}
-	if r.Result.Status != StatusError || r.Result.ExitCode != 2 {
+	if r.Result.Status != results.StatusError || r.Result.ExitCode != 2 {
 		t.Errorf("results.json: %s/%d, want error/2 as the summary says", r.Result.Status, r.Result.ExitCode)
 	}
 	if bytes.Contains(summary, []byte("| report |")) {
@@ -244,7 +245,7 @@ func TestReportStageDemoPostsNoStatus(t *testing.T) {
 	cfg := Config{PR: 4242, Repo: DefaultRepo, Post: true, GitHubAPI: f.URL(), Getenv: env{"GITHUB_TOKEN": reportToken}.get}
 	res := live(demoResult())
 	r, out := reportRun(t, cfg, res)
-	if s := reportStatus(r); s.Status != StatusPassed {
+	if s := reportStatus(r); s.Status != results.StatusPassed {
 		t.Fatalf("report stage: %s %s", s.Status, s.Error)
 	}
 	if n := len(f.Comments("php", "php-src", 4242)); n != 1 {
@@ -276,7 +277,7 @@ func TestPostErrors(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.cfg.Out = t.TempDir()
-			_, err := Publish(context.Background(), tt.cfg, []*Result{demoResult()})
+			_, err := Publish(context.Background(), tt.cfg, []*results.Result{demoResult()})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want one naming %q", err, tt.want)
 			}
@@ -290,7 +291,7 @@ func TestPostErrors(t *testing.T) {
 func TestPostNeedsPRBeforeRunning(t *testing.T) {
 	cfg := Config{Post: true, Out: t.TempDir()}
 	cfg.setDefaults()
-	var ie *InputError
+	var ie *results.InputError
 	if err := cfg.validate(); !errors.As(err, &ie) || ie.Input != "--post" {
 		t.Errorf("validate: %v, want an input error naming --post", err)
 	}
@@ -320,7 +321,7 @@ func TestRunStamp(t *testing.T) {
 		{env{"GITHUB_RUN_ID": "not-a-number"}, "2025-06-01T12:01:30Z"},
 		{env{}, "2025-06-01T12:01:30Z"},
 	} {
-		if got := runStamp(tt.env.get, []*Result{demoResult(), later}); got != tt.want {
+		if got := runStamp(tt.env.get, []*results.Result{demoResult(), later}); got != tt.want {
 			t.Errorf("runStamp(%v) = %q, want %q", tt.env, got, tt.want)
 		}
 	}
@@ -332,14 +333,14 @@ func TestPostTarget(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		cfg     Config
-		results []*Result
+		results []*results.Result
 		want    string
 	}{
-		{"the run's own PR", Config{Repo: DefaultRepo, PR: 4242}, []*Result{passingPR()}, "php/php-src#4242"},
-		{"from results.json", Config{}, []*Result{demoResult(), passingPR()}, "php/php-src#4242"},
-		{"the results' repository", Config{}, []*Result{fork}, "alice/php-src#4242"},
-		{"--pr for the demo", Config{PR: 7}, []*Result{demoResult()}, "php/php-src#7"},
-		{"--pr and --repo win", Config{PR: 7, Repo: "git@ghe.example.com:team/php-src.git"}, []*Result{passingPR()}, "team/php-src#7"},
+		{"the run's own PR", Config{Repo: DefaultRepo, PR: 4242}, []*results.Result{passingPR()}, "php/php-src#4242"},
+		{"from results.json", Config{}, []*results.Result{demoResult(), passingPR()}, "php/php-src#4242"},
+		{"the results' repository", Config{}, []*results.Result{fork}, "alice/php-src#4242"},
+		{"--pr for the demo", Config{PR: 7}, []*results.Result{demoResult()}, "php/php-src#7"},
+		{"--pr and --repo win", Config{PR: 7, Repo: "git@ghe.example.com:team/php-src.git"}, []*results.Result{passingPR()}, "team/php-src#7"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := postTarget(&tt.cfg, tt.results)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 // fakeStage records its runs and returns err.
@@ -37,13 +39,13 @@ func newTestRun(t *testing.T, cfg Config) (*Run, *bytes.Buffer) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "logs"), 0o755)
 	var progress bytes.Buffer
-	r := &Run{Config: &cfg, Dir: dir, Progress: NewProgress(&progress), Result: &Result{Status: StatusRunning}}
+	r := &Run{Config: &cfg, Dir: dir, Progress: NewProgress(&progress), Result: &results.Result{Status: results.StatusRunning}}
 	r.file = &resultFile{path: filepath.Join(dir, "results.json"), res: r.Result}
 	return r, &progress
 }
 
-func stageStatuses(res *Result) map[string]Status {
-	m := map[string]Status{}
+func stageStatuses(res *results.Result) map[string]results.Status {
+	m := map[string]results.Status{}
 	for _, s := range res.Stages {
 		m[s.Name] = s.Status
 	}
@@ -54,7 +56,7 @@ func TestRunStages(t *testing.T) {
 	var ran []string
 	stages := []Stage{
 		fakeStage{name: "a", ran: &ran},
-		fakeStage{name: "b", ran: &ran, err: fmt.Errorf("2 tests regressed: %w", ErrCheckFailed)},
+		fakeStage{name: "b", ran: &ran, err: results.CheckFailed("2 tests regressed")},
 		fakeStage{name: "c", ran: &ran, err: errors.New("mariadb did not start")},
 		fakeStage{name: "d", ran: &ran, err: Skip("no ZTS build")},
 		fakeStage{name: "e", ran: &ran},
@@ -66,12 +68,12 @@ func TestRunStages(t *testing.T) {
 	if d := cmp.Diff([]string{"a", "b", "c", "d", "f"}, ran); d != "" {
 		t.Errorf("stages ran (-want +got):\n%s", d)
 	}
-	want := map[string]Status{"a": StatusPassed, "b": StatusFailed, "c": StatusError, "d": StatusSkipped, "e": StatusSkipped, "f": StatusNotAvailable}
+	want := map[string]results.Status{"a": results.StatusPassed, "b": results.StatusFailed, "c": results.StatusError, "d": results.StatusSkipped, "e": results.StatusSkipped, "f": results.StatusNotAvailable}
 	if d := cmp.Diff(want, stageStatuses(r.Result)); d != "" {
 		t.Errorf("statuses (-want +got):\n%s", d)
 	}
 	// results.json on disk has every stage, the failures' errors and logs.
-	disk, err := ReadResult(filepath.Join(r.Dir, "results.json"))
+	disk, err := results.Read(filepath.Join(r.Dir, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,24 +95,24 @@ func TestRunStages(t *testing.T) {
 		}
 	}
 	finish(context.Background(), r)
-	if r.Result.Status != StatusError || r.Result.ExitCode != 2 {
+	if r.Result.Status != results.StatusError || r.Result.ExitCode != 2 {
 		t.Errorf("run status %s exit %d, want error/2 (a stage could not run)", r.Result.Status, r.Result.ExitCode)
 	}
 }
 
 func TestFinishExitCodes(t *testing.T) {
 	for _, tt := range []struct {
-		statuses []Status
-		want     Status
+		statuses []results.Status
+		want     results.Status
 		code     int
 	}{
-		{[]Status{StatusPassed, StatusSkipped, StatusNotAvailable}, StatusPassed, 0},
-		{[]Status{StatusPassed, StatusFailed}, StatusFailed, 1},
-		{[]Status{StatusFailed, StatusError}, StatusError, 2},
+		{[]results.Status{results.StatusPassed, results.StatusSkipped, results.StatusNotAvailable}, results.StatusPassed, 0},
+		{[]results.Status{results.StatusPassed, results.StatusFailed}, results.StatusFailed, 1},
+		{[]results.Status{results.StatusFailed, results.StatusError}, results.StatusError, 2},
 	} {
 		r, _ := newTestRun(t, Config{})
 		for i, s := range tt.statuses {
-			r.Result.Stages = append(r.Result.Stages, &StageResult{Name: fmt.Sprint(i), Status: s})
+			r.Result.Stages = append(r.Result.Stages, &results.StageResult{Name: fmt.Sprint(i), Status: s})
 		}
 		finish(context.Background(), r)
 		if r.Result.Status != tt.want || r.Result.ExitCode != tt.code {
@@ -141,7 +143,7 @@ func TestRunStagesCancellation(t *testing.T) {
 		t.Errorf("stages ran (-want +got):\n%s", d)
 	}
 	finish(ctx, r)
-	want := map[string]Status{"a": StatusPassed, "slow": StatusError, "after": StatusSkipped}
+	want := map[string]results.Status{"a": results.StatusPassed, "slow": results.StatusError, "after": results.StatusSkipped}
 	if d := cmp.Diff(want, stageStatuses(r.Result)); d != "" {
 		t.Errorf("statuses (-want +got):\n%s", d)
 	}

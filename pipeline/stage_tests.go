@@ -14,25 +14,11 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/suites"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 	"github.com/patchproof/patchproof/workloads/phptests"
 )
-
-// TestsResult is the test-suite check of a target: every build's runs, and
-// base vs head per variant.
-type TestsResult struct {
-	Runs        []*suites.RunResult  `json:"runs"`
-	Comparisons []*VariantComparison `json:"comparisons"`
-	Server      string               `json:"server"` // what the suites ran against
-	Errors      []string             `json:"errors,omitempty"`
-}
-
-// VariantComparison is base vs head of one variant.
-type VariantComparison struct {
-	Variant    builders.Variant  `json:"variant"`
-	Comparison suites.Comparison `json:"comparison"`
-}
 
 // deflakeRuns is how many times each differing test is re-run per build.
 const deflakeRuns = 3
@@ -125,7 +111,7 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 
 	var regressions []string
 	for _, t := range r.Targets {
-		res := &TestsResult{Server: server}
+		res := &results.TestsResult{Server: server}
 		for i, j := range jobs {
 			if j.t == t {
 				res.Runs = append(res.Runs, runs[i])
@@ -156,7 +142,7 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 				res.Errors = append(res.Errors, err.Error())
 				dc = c
 			}
-			res.Comparisons = append(res.Comparisons, &VariantComparison{Variant: builders.Variant(v), Comparison: dc})
+			res.Comparisons = append(res.Comparisons, &results.VariantComparison{Variant: builders.Variant(v), Comparison: dc})
 			for _, reg := range dc.Regressions {
 				regressions = append(regressions, fmt.Sprintf("%s %s: %s", t.Name, v, reg.Test))
 			}
@@ -174,7 +160,7 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 		return errors.New(strings.Join(infra, "; "))
 	}
 	if len(regressions) > 0 {
-		return fmt.Errorf("%d tests regressed: %s: %w", len(regressions), strings.Join(regressions, ", "), ErrCheckFailed)
+		return results.CheckFailed("%d tests regressed: %s", len(regressions), strings.Join(regressions, ", "))
 	}
 	return nil
 }

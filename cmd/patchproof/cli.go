@@ -8,7 +8,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/patchproof/patchproof/pipeline"
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 const usage = `patchproof validates a php-src change before it lands.
@@ -82,7 +82,7 @@ func exitCode(stderr io.Writer, err error) int {
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return 0
-	case errors.Is(err, pipeline.ErrCheckFailed):
+	case errors.Is(err, results.ErrCheckFailed):
 		fmt.Fprintf(stderr, "patchproof: %v\n", err)
 		return 1
 	case errors.As(err, &ue):

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/patchproof/patchproof/pipeline"
+	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/codediff"
 )
 
@@ -50,10 +50,10 @@ func codediffCmd(_ context.Context, stdout, stderr io.Writer, args []string) err
 		return fmt.Errorf("codediff: write report: %w", err)
 	}
 	if n := len(rep.Changed); n > 0 {
-		return fmt.Errorf("%d functions changed: %w", n, pipeline.ErrCheckFailed)
+		return results.CheckFailed("%d functions changed", n)
 	}
 	if n := len(rep.Added) + len(rep.Removed); n > 0 {
-		return fmt.Errorf("%d functions added, %d removed: %w", len(rep.Added), len(rep.Removed), pipeline.ErrCheckFailed)
+		return results.CheckFailed("%d functions added, %d removed", len(rep.Added), len(rep.Removed))
 	}
 	return nil
 }

@@ -15,18 +15,19 @@ import (
 
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/pipeline"
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 // The end-to-end tests read the run that scripts/test makes first: the real
 // demo (Debian's PHP 8.2.32 source, the atomic-statistics patch), through
 // every stage, with PATCHPROOF_E2E_OUT naming its --out.
-func e2eResult(t *testing.T) (*pipeline.Result, string) {
+func e2eResult(t *testing.T) (*results.Result, string) {
 	t.Helper()
 	out := os.Getenv("PATCHPROOF_E2E_OUT")
 	if out == "" {
 		t.Skip("PATCHPROOF_E2E_OUT is not set: scripts/test runs the demo first, then these tests")
 	}
-	res, err := pipeline.ReadResult(filepath.Join(out, "results.json"))
+	res, err := results.Read(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestE2ERerunIsCached(t *testing.T) {
 	if rerun == "" {
 		t.Skip("PATCHPROOF_E2E_RERUN is not set: scripts/test runs the demo twice")
 	}
-	res, err := pipeline.ReadResult(filepath.Join(rerun, "results.json"))
+	res, err := results.Read(filepath.Join(rerun, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func TestE2EPostedByRun(t *testing.T) {
 	if len(comments) != 1 {
 		t.Fatalf("%d comments on the PR after two runs, want 1", len(comments))
 	}
-	rerun, err := pipeline.ReadResult(filepath.Join(os.Getenv("PATCHPROOF_E2E_RERUN"), "results.json"))
+	rerun, err := results.Read(filepath.Join(os.Getenv("PATCHPROOF_E2E_RERUN"), "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/patchproof/patchproof/pipeline"
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 const reportUsage = `Usage: patchproof report [--merge] [flags] [results.json...]
@@ -59,18 +60,18 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if len(files) == 0 {
 		files = listFlag{defaultResults}
 	}
-	var results []*pipeline.Result
+	var rs []*results.Result
 	for _, f := range files {
 		res, err := readResults(f)
 		if err != nil {
 			return err
 		}
-		results = append(results, res)
+		rs = append(rs, res)
 	}
 
 	cfg.Post = cfg.Post || cfg.DryRun
 	cfg.Stdout, cfg.Stderr = stdout, stderr
-	pub, err := pipeline.Publish(ctx, cfg, results)
+	pub, err := pipeline.Publish(ctx, cfg, rs)
 	if pub != nil {
 		if pub.Summary != "" {
 			fmt.Fprintf(stderr, "summary: %s\n", pub.Summary)
@@ -89,10 +90,10 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 		return err
 	}
 	switch v := pub.Verdict; v.Status {
-	case pipeline.StatusPassed:
+	case results.StatusPassed:
 		return nil
-	case pipeline.StatusFailed:
-		return fmt.Errorf("%s: %w", v.Reason, pipeline.ErrCheckFailed)
+	case results.StatusFailed:
+		return results.CheckFailed("%s", v.Reason)
 	default:
 		return fmt.Errorf("could not run: %s", v.Reason)
 	}
@@ -100,20 +101,20 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 
 // readResults reads one results.json; anything else is bad input naming
 // the file.
-func readResults(path string) (*pipeline.Result, error) {
-	res, err := pipeline.ReadResult(path)
+func readResults(path string) (*results.Result, error) {
+	res, err := results.Read(path)
 	var pe *fs.PathError
 	switch {
 	case errors.As(err, &pe):
-		return nil, &pipeline.InputError{Input: path, Err: pe.Err}
+		return nil, &results.InputError{Input: path, Err: pe.Err}
 	case err != nil:
 		cause := err
 		if u := errors.Unwrap(err); u != nil {
 			cause = u
 		}
-		return nil, &pipeline.InputError{Input: path, Err: fmt.Errorf("not a results.json: %w", cause)}
+		return nil, &results.InputError{Input: path, Err: fmt.Errorf("not a results.json: %w", cause)}
 	case res.Tool != "patchproof":
-		return nil, &pipeline.InputError{Input: path, Err: errors.New(`not a results.json: no "tool": "patchproof"`)}
+		return nil, &results.InputError{Input: path, Err: errors.New(`not a results.json: no "tool": "patchproof"`)}
 	}
 	return res, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/patchproof/patchproof/pipeline"
 	"github.com/patchproof/patchproof/pipeline/github/githubfake"
+	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/codediff"
 )
 
@@ -22,32 +23,32 @@ const (
 
 // jobResult is one job's results.json: a target of PR 4242 with its NTS
 // comparison and a stage that passed or failed.
-func jobResult(target string, started time.Time, codediffStatus pipeline.Status) *pipeline.Result {
+func jobResult(target string, started time.Time, codediffStatus results.Status) *results.Result {
 	identical := 484
-	if codediffStatus == pipeline.StatusFailed {
+	if codediffStatus == results.StatusFailed {
 		identical = 483
 	}
-	res := &pipeline.Result{
-		Tool: "patchproof", Version: "0.1.0", StartedAt: started, Status: pipeline.StatusPassed,
-		Settings: pipeline.Settings{Repo: pipeline.DefaultRepo, PR: 4242, Variants: []string{"nts"}, Builder: "host", Profile: "mysql", Jobs: 4},
-		Targets: []*pipeline.TargetResult{{
+	res := &results.Result{
+		Tool: "patchproof", Version: "0.1.0", StartedAt: started, Status: results.StatusPassed,
+		Settings: results.Settings{Repo: pipeline.DefaultRepo, PR: 4242, Variants: []string{"nts"}, Builder: "host", Profile: "mysql", Jobs: 4},
+		Targets: []*results.TargetResult{{
 			Name: target, Repo: pipeline.DefaultRepo,
-			Base: pipeline.CommitRef{Ref: target, Commit: strings.Repeat("1", 40)},
-			Head: pipeline.CommitRef{Ref: "pull/4242/head", Commit: headSHA},
-			CodeDiff: &pipeline.CodeDiffResult{ExpectNTSNoop: true, NTS: &codediff.Report{
+			Base: results.CommitRef{Ref: target, Commit: strings.Repeat("1", 40)},
+			Head: results.CommitRef{Ref: "pull/4242/head", Commit: headSHA},
+			CodeDiff: &results.CodeDiffResult{ExpectNTSNoop: true, NTS: &codediff.Report{
 				Objects: "ext/mysqlnd/*.o", Compared: 484, Identical: identical,
 			}},
 		}},
-		Stages: []*pipeline.StageResult{{Name: "codediff", Status: codediffStatus}},
+		Stages: []*results.StageResult{{Name: "codediff", Status: codediffStatus}},
 	}
-	if codediffStatus == pipeline.StatusFailed {
-		res.Status, res.ExitCode, res.Error = pipeline.StatusFailed, 1, "checks failed: codediff"
+	if codediffStatus == results.StatusFailed {
+		res.Status, res.ExitCode, res.Error = results.StatusFailed, 1, "checks failed: codediff"
 		res.Stages[0].Error = target + ": NTS machine code changed: check failed"
 	}
 	return res
 }
 
-func writeResult(t *testing.T, res *pipeline.Result) string {
+func writeResult(t *testing.T, res *results.Result) string {
 	t.Helper()
 	b, err := json.Marshal(res)
 	if err != nil {
@@ -82,8 +83,8 @@ func cleanEnv(t *testing.T) {
 func TestReportMerge(t *testing.T) {
 	cleanEnv(t)
 	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	master := writeResult(t, jobResult("master", t0, pipeline.StatusPassed))
-	php84 := writeResult(t, jobResult("PHP-8.4", t0, pipeline.StatusFailed))
+	master := writeResult(t, jobResult("master", t0, results.StatusPassed))
+	php84 := writeResult(t, jobResult("PHP-8.4", t0, results.StatusFailed))
 
 	code, stdout, stderr := report(t, "--merge", php84, master)
 	if code != 1 {
@@ -114,7 +115,7 @@ func TestReportBadInput(t *testing.T) {
 	os.WriteFile(notJSON, []byte("## not json\n"), 0o644)
 	other := filepath.Join(dir, "codediff.json")
 	os.WriteFile(other, []byte(`{"objects": "ext/mysqlnd/*.o", "compared": 3}`), 0o644)
-	good := writeResult(t, jobResult("master", time.Now(), pipeline.StatusPassed))
+	good := writeResult(t, jobResult("master", time.Now(), results.StatusPassed))
 	for _, tt := range []struct {
 		name string
 		args []string
@@ -146,8 +147,8 @@ func TestReportPost(t *testing.T) {
 	cleanEnv(t)
 	f := fakePR(t)
 	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
-	master := writeResult(t, jobResult("master", t0, pipeline.StatusPassed))
-	php84 := writeResult(t, jobResult("PHP-8.4", t0, pipeline.StatusPassed))
+	master := writeResult(t, jobResult("master", t0, results.StatusPassed))
+	php84 := writeResult(t, jobResult("PHP-8.4", t0, results.StatusPassed))
 	var printed strings.Builder
 
 	// Two jobs' results: one comment, and the head commit marked.
@@ -165,7 +166,7 @@ func TestReportPost(t *testing.T) {
 	}
 
 	// A later run's results update it in place.
-	later := writeResult(t, jobResult("PHP-8.4", t0.Add(time.Hour), pipeline.StatusFailed))
+	later := writeResult(t, jobResult("PHP-8.4", t0.Add(time.Hour), results.StatusFailed))
 	code, stdout, stderr = report(t, master, later, "--post", "--github-api", f.URL())
 	printed.WriteString(stdout + stderr)
 	if code != 1 {

@@ -1,0 +1,11 @@
+// Package results owns results.json: the Result of a run and every stage's
+// part of it (the builds, the machine-code comparison, the test suites, the
+// benchmark, the backports), the statuses, the verdict that decides the exit
+// code, and the errors that carry a check's failure or bad input.
+//
+// A Result is written by one run and read back by the report, possibly
+// several merged (one per CI job), so its field names are a published
+// interface: add fields, never rename them. The verdict is computed from a
+// Result alone, so the report of a results.json read from disk says the same
+// as the run that wrote it.
+package results

@@ -1,0 +1,120 @@
+package results
+
+import (
+	"strings"
+	"time"
+
+	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/workloads/bench"
+)
+
+// Result is what a run found: results.json.
+type Result struct {
+	Tool       string          `json:"tool"`
+	Version    string          `json:"version"`
+	StartedAt  time.Time       `json:"started_at"`
+	FinishedAt *time.Time      `json:"finished_at,omitempty"`
+	Status     Status          `json:"status"`
+	ExitCode   int             `json:"exit_code"`
+	Error      string          `json:"error,omitempty"`
+	Settings   Settings        `json:"settings"`
+	Machine    Machine         `json:"machine"`
+	Targets    []*TargetResult `json:"targets"`
+	Stages     []*StageResult  `json:"stages"`
+	Warnings   []string        `json:"warnings,omitempty"`
+	RunURL     string          `json:"run_url,omitempty"`
+}
+
+// Status is the outcome of a run or a stage.
+type Status string
+
+const (
+	StatusRunning      Status = "running"
+	StatusPassed       Status = "passed"
+	StatusFailed       Status = "failed"  // ran, and a check failed
+	StatusError        Status = "error"   // could not run
+	StatusSkipped      Status = "skipped" // not selected, or nothing to do
+	StatusNotAvailable Status = "not-available"
+)
+
+// Settings are the run's inputs worth showing next to its numbers.
+type Settings struct {
+	Repo          string   `json:"repo"`
+	PR            int      `json:"pr,omitempty"`
+	Demo          bool     `json:"demo"`
+	Variants      []string `json:"variants"`
+	Builder       string   `json:"builder"`
+	Profile       string   `json:"profile"`
+	Jobs          int      `json:"jobs"`
+	Stages        []string `json:"stages"`
+	ExpectNTSNoop bool     `json:"expect_nts_noop"`
+}
+
+// Machine describes where the run happened.
+type Machine struct {
+	Hostname string `json:"hostname"`
+	CPUs     int    `json:"cpus"`
+	CPUModel string `json:"cpu_model,omitempty"`
+	Kernel   string `json:"kernel,omitempty"`
+	OS       string `json:"os,omitempty"`
+}
+
+// StageResult is one stage's outcome.
+type StageResult struct {
+	Name       string     `json:"name"`
+	Status     Status     `json:"status"`
+	StartedAt  *time.Time `json:"started_at,omitempty"`
+	DurationMS int64      `json:"duration_ms"`
+	Error      string     `json:"error,omitempty"`
+	// Message is what the stage has to say in one line: a failed check's
+	// message (a *CheckError's), or the first line of what kept it from
+	// running. The report shows it; Error keeps the whole text.
+	Message  string   `json:"message,omitempty"`
+	Reason   string   `json:"reason,omitempty"` // why it was skipped
+	Warnings []string `json:"warnings,omitempty"`
+	Log      string   `json:"log,omitempty"`
+}
+
+// Note is the stage's message, or for a results.json written before
+// messages were recorded, the first line of its error.
+func (s *StageResult) Note() string {
+	if s.Message != "" || s.Error == "" {
+		return s.Message
+	}
+	line, _, _ := strings.Cut(s.Error, "\n")
+	return line
+}
+
+// TargetResult is what was found for one target (master, PHP-8.4, ...):
+// its commits, then each stage's part, nil where the stage did not run.
+type TargetResult struct {
+	Name     string            `json:"name"`
+	Repo     string            `json:"repo"`
+	Base     CommitRef         `json:"base"`
+	Head     CommitRef         `json:"head"`
+	Trees    Trees             `json:"trees"`
+	Builds   []*builders.Build `json:"builds,omitempty"`
+	CodeDiff *CodeDiffResult   `json:"codediff,omitempty"`
+	Backport *BackportResult   `json:"backport,omitempty"`
+	Tests    *TestsResult      `json:"tests,omitempty"`
+	Bench    *bench.Result     `json:"bench,omitempty"`
+	Errors   []string          `json:"errors,omitempty"`
+}
+
+// CommitRef names a commit and how it was chosen.
+type CommitRef struct {
+	Ref    string `json:"ref"`
+	Commit string `json:"commit"`
+	Tree   string `json:"tree,omitempty"` // git tree hash: the identity of the source
+	// For the base: the base branch's tip, and whether the base commit is the
+	// merge-base of the head and that tip rather than the tip itself.
+	BranchTip   string `json:"branch_tip,omitempty"`
+	IsMergeBase bool   `json:"is_merge_base,omitempty"`
+	Subject     string `json:"subject,omitempty"`
+}
+
+// Trees are the exported source trees of a target.
+type Trees struct {
+	Base string `json:"base,omitempty"`
+	Head string `json:"head,omitempty"`
+}
