@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/patchproof/patchproof/pipeline/github"
+	"github.com/patchproof/patchproof/pipeline/report"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
@@ -63,10 +65,17 @@ type Config struct {
 	GitHubAPI string
 
 	// Getenv reads the environment: the GitHub token, $GITHUB_RUN_ID,
-	// $GITHUB_STEP_SUMMARY. nil means os.Getenv.
+	// $GITHUB_STEP_SUMMARY, $GITHUB_ACTIONS, $PATCHPROOF_CACHE. Nothing
+	// else in a run reads it. nil means os.Getenv.
 	Getenv func(string) string
 
 	Stdout, Stderr io.Writer
+
+	// Parsed once by setDefaults: Repo when it is on GitHub, and PostTo.
+	repo      github.Repo
+	onGitHub  bool
+	postTo    github.PullRequest
+	postToErr error
 }
 
 func (c *Config) setDefaults() {
@@ -109,6 +118,61 @@ func (c *Config) setDefaults() {
 	if c.GitHubAPI == "" {
 		c.GitHubAPI = c.Getenv("PATCHPROOF_GITHUB_API")
 	}
+	c.repo, c.onGitHub = github.ParseRepo(c.Repo)
+	if c.PostTo != "" {
+		c.postTo, c.postToErr = github.ParsePullRequest(c.PostTo)
+	}
+}
+
+// ReportOptions are the report's options for c: where the summary goes
+// (Out, else Stdout; $GITHUB_STEP_SUMMARY) and, with Post, the pull request
+// and the GitHub client to post with. The run's report stage and 'patchproof
+// report' both publish with them.
+func (c Config) ReportOptions() report.Options {
+	c.setDefaults()
+	opt := report.Options{
+		Out:         c.Out,
+		Stdout:      c.Stdout,
+		StepSummary: c.Getenv("GITHUB_STEP_SUMMARY"),
+		Post:        c.Post,
+		DryRun:      c.DryRun,
+		GitHub:      github.Options{BaseURL: c.GitHubAPI, Getenv: c.Getenv, Login: githubLogin(c.Getenv)},
+		RunID:       c.Getenv("GITHUB_RUN_ID"),
+	}
+	switch {
+	case c.PostTo != "":
+		opt.PR = c.postTo
+	default:
+		opt.PR.Number = c.PR
+		if c.onGitHub {
+			opt.PR.Repo = c.repo
+		} else if c.Repo != "" {
+			opt.NotOnGitHub = c.Repo
+		}
+	}
+	return opt
+}
+
+// githubLogin is the account an Actions or App token posts as, for which
+// GitHub will not answer GET /user: $PATCHPROOF_GITHUB_LOGIN, else the
+// Actions bot under Actions.
+func githubLogin(getenv func(string) string) string {
+	if l := getenv("PATCHPROOF_GITHUB_LOGIN"); l != "" {
+		return l
+	}
+	if getenv("GITHUB_ACTIONS") == "true" {
+		return "github-actions[bot]"
+	}
+	return ""
+}
+
+// actionsRunURL is the link to the GitHub Actions run, when there is one.
+func (c *Config) actionsRunURL() string {
+	server, repo, id := c.Getenv("GITHUB_SERVER_URL"), c.Getenv("GITHUB_REPOSITORY"), c.Getenv("GITHUB_RUN_ID")
+	if server == "" || repo == "" || id == "" {
+		return ""
+	}
+	return server + "/" + repo + "/actions/runs/" + id
 }
 
 // Demo reports whether the run validates the bundled demo.
@@ -146,10 +210,8 @@ func (c *Config) validate() error {
 	if c.PR < 0 {
 		return &results.InputError{Input: fmt.Sprintf("--pr %d", c.PR), Err: fmt.Errorf("not a pull request number")}
 	}
-	if c.PostTo != "" {
-		if _, err := ParsePostTo(c.PostTo); err != nil {
-			return &results.InputError{Input: "--post-to " + c.PostTo, Err: err}
-		}
+	if c.postToErr != nil {
+		return &results.InputError{Input: "--post-to " + c.PostTo, Err: c.postToErr}
 	}
 	if c.Post && c.PR == 0 && c.PostTo == "" {
 		return &results.InputError{Input: "--post", Err: fmt.Errorf("there is no pull request to post to: give --pr N or --post-to OWNER/REPO#N, or post a finished run with 'patchproof report --post --pr N --repo URL'")}

@@ -54,7 +54,7 @@ func plan(ctx context.Context, cfg *Config, cache string, log io.Writer) ([]*Tar
 	}
 	if cfg.PR > 0 {
 		if head == "" {
-			head = checkout.PRRef(cfg.PR)
+			head = github.HeadRef(cfg.PR)
 		}
 		if base == "" {
 			b, err := prBaseBranch(ctx, cfg)
@@ -137,15 +137,14 @@ func inputErr(input string, err error) error {
 
 // prBaseBranch asks GitHub which branch a PR targets.
 func prBaseBranch(ctx context.Context, cfg *Config) (string, error) {
-	owner, name, _, ok := parseRepoURL(cfg.Repo)
-	if !ok {
+	if !cfg.onGitHub {
 		return "", &results.InputError{Input: "--pr " + strconv.Itoa(cfg.PR), Err: errors.New("the base branch is unknown: give --base (the repository is not on GitHub)")}
 	}
 	client, err := github.New(github.Options{BaseURL: cfg.GitHubAPI, Getenv: cfg.Getenv})
 	if err != nil {
 		return "", &results.InputError{Input: "--github-api " + cfg.GitHubAPI, Err: err}
 	}
-	pr, err := client.ResolvePR(ctx, owner, name, cfg.PR)
+	pr, err := client.ResolvePR(ctx, cfg.repo.Owner, cfg.repo.Name, cfg.PR)
 	var nsp *github.NoSuchPRError
 	switch {
 	case errors.As(err, &nsp):

@@ -9,19 +9,20 @@ import (
 	"testing"
 
 	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/pipeline/results/resultstest"
 )
 
 // A run that validates something other than the PR it posts on (the demo,
 // say) posts with --post-to; a second run updates the same comment.
 func TestRunPostTo(t *testing.T) {
-	f := newPRFake(t)
+	f := resultstest.PRFake(t)
 	repo := backportRepo(t)
 	cache := t.TempDir()
 	for _, runID := range []string{"1", "2"} {
-		e := env{"GITHUB_TOKEN": reportToken, "GITHUB_RUN_ID": runID}
+		e := resultstest.Env{"GITHUB_TOKEN": resultstest.Token, "GITHUB_RUN_ID": runID}
 		_, err := Execute(context.Background(), Config{
 			Repo: repo, Base: "master", Head: "pull/9/head", Stages: []string{"checkout", "report"},
-			Post: true, PostTo: "php/php-src#4242", GitHubAPI: f.URL(), Getenv: e.get,
+			Post: true, PostTo: "php/php-src#4242", GitHubAPI: f.URL(), Getenv: e.Get,
 			Out: t.TempDir(), Cache: cache,
 		})
 		if err != nil {
@@ -42,15 +43,13 @@ func TestRunPostTo(t *testing.T) {
 			t.Errorf("--post-to %q = %v, want an input error", bad, err)
 		}
 	}
-	if got, err := ParsePostTo("https://github.com/php/php-src/pull/24448"); err != nil || *got != (PostTarget{Owner: "php", Repo: "php-src", PR: 24448}) {
-		t.Errorf("ParsePostTo(URL) = %+v, %v", got, err)
-	}
 }
 
 // --pr N without --base asks GitHub which branch the PR targets.
 func TestPRBaseBranch(t *testing.T) {
-	f := newPRFake(t)
-	cfg := Config{Repo: DefaultRepo, PR: 4242, GitHubAPI: f.URL(), Getenv: env{}.get}
+	f := resultstest.PRFake(t)
+	cfg := Config{Repo: DefaultRepo, PR: 4242, GitHubAPI: f.URL(), Getenv: resultstest.Env{}.Get}
+	cfg.setDefaults()
 	got, err := prBaseBranch(context.Background(), &cfg)
 	if err != nil || got != "master" {
 		t.Errorf("prBaseBranch = %q, %v; want master", got, err)
@@ -65,13 +64,13 @@ func TestPRBaseBranch(t *testing.T) {
 // An interrupted run still leaves a summary.md that says so; nothing is
 // posted.
 func TestInterruptedRunSummary(t *testing.T) {
-	f := newPRFake(t)
+	f := resultstest.PRFake(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	out := t.TempDir()
 	res, err := Execute(ctx, Config{
 		Repo: backportRepo(t), Base: "master", Head: "pull/9/head", Out: out, Cache: t.TempDir(),
-		Post: true, PostTo: "php/php-src#4242", GitHubAPI: f.URL(), Getenv: env{"GITHUB_TOKEN": reportToken}.get,
+		Post: true, PostTo: "php/php-src#4242", GitHubAPI: f.URL(), Getenv: resultstest.Env{"GITHUB_TOKEN": resultstest.Token}.Get,
 	})
 	if err == nil || res == nil || res.Error != "interrupted" || res.ExitCode != 2 {
 		t.Fatalf("Execute = %+v, %v; want an interrupted run", res, err)

@@ -3,7 +3,6 @@ package pipeline
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -24,12 +23,13 @@ type Progress struct {
 	actions bool
 }
 
-// NewProgress writes progress to w.
-func NewProgress(w io.Writer) *Progress {
+// NewProgress writes progress to w, with log groups and annotations when
+// actions says it runs under GitHub Actions.
+func NewProgress(w io.Writer, actions bool) *Progress {
 	if w == nil {
 		w = io.Discard
 	}
-	return &Progress{w: w, start: time.Now(), actions: os.Getenv("GITHUB_ACTIONS") == "true"}
+	return &Progress{w: w, start: time.Now(), actions: actions}
 }
 
 func elapsed(d time.Duration) string {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/patchproof/patchproof/internal/cachedir"
+	"github.com/patchproof/patchproof/pipeline/report"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
@@ -110,7 +111,7 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 	if err := checkOut(cfg.Out); err != nil {
 		return nil, err
 	}
-	progress := NewProgress(cfg.Stderr)
+	progress := NewProgress(cfg.Stderr, cfg.Getenv("GITHUB_ACTIONS") == "true")
 	progress.StageStart("plan")
 	targets, err := plan(ctx, &cfg, cache, cfg.Stderr)
 	progress.StageEnd("plan", err)
@@ -140,7 +141,7 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 			Status:    results.StatusRunning,
 			Settings:  settingsOf(&cfg),
 			Machine:   machine(),
-			RunURL:    actionsRunURL(),
+			RunURL:    cfg.actionsRunURL(),
 		},
 	}
 	r.file = &resultFile{path: filepath.Join(out, "results.json"), res: r.Result}
@@ -155,10 +156,10 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 	if ctx.Err() != nil {
 		// Interrupted: the report stage did not run. summary.md still says
 		// what finished and what did not; nothing is posted.
-		local := cfg
-		local.Out, local.Post = out, false
+		opt := cfg.ReportOptions()
+		opt.Out, opt.Post = out, false
 		ictx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if _, err := Publish(ictx, local, []*results.Result{r.Result}); err != nil {
+		if _, err := report.Publish(ictx, opt, []*results.Result{r.Result}); err != nil {
 			progress.Warn("summary of the interrupted run: " + err.Error())
 		}
 		cancel()
@@ -264,13 +265,4 @@ func machine() results.Machine {
 		}
 	}
 	return m
-}
-
-// actionsRunURL is the link to the GitHub Actions run, when there is one.
-func actionsRunURL() string {
-	server, repo, id := os.Getenv("GITHUB_SERVER_URL"), os.Getenv("GITHUB_REPOSITORY"), os.Getenv("GITHUB_RUN_ID")
-	if server == "" || repo == "" || id == "" {
-		return ""
-	}
-	return server + "/" + repo + "/actions/runs/" + id
 }

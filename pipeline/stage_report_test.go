@@ -12,53 +12,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/github/githubfake"
+	"github.com/patchproof/patchproof/pipeline/report"
 	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/pipeline/results/resultstest"
 )
-
-// reportToken is distinctive, so that a leak is easy to spot.
-const reportToken = "ghp_ReportT0kenThatMustNeverBeSeen000001"
-
-// env is a fixed environment for Config.Getenv.
-type env map[string]string
-
-func (e env) get(k string) string { return e[k] }
-
-// newPRFake serves php/php-src#4242, whose head is the commit the fixtures
-// validated.
-func newPRFake(t *testing.T) *githubfake.Fake {
-	t.Helper()
-	f := githubfake.New(t)
-	f.AddUser("patchproof-bot", reportToken)
-	f.AddPR(githubfake.PR{
-		Owner: "php", Repo: "php-src", Number: 4242, Title: "mysqlnd: use relaxed atomics for statistics",
-		Base: githubfake.Branch{Ref: "master", SHA: prTip},
-		Head: githubfake.Branch{Owner: "alice", Repo: "php-src", Ref: "atomic-stats", SHA: prHead},
-	})
-	return f
-}
-
-// live makes res look as it does while the report stage runs: not
-// finished, the report stage not yet recorded.
-func live(res *results.Result) *results.Result {
-	res.Status, res.ExitCode, res.Error, res.FinishedAt = results.StatusRunning, 0, "", nil
-	res.Stages = res.Stages[:len(res.Stages)-1]
-	return res
-}
-
-// passingPR is the demo's findings, as a run of PR 4242 on master.
-func passingPR() *results.Result {
-	res := demoResult()
-	res.Settings = settings(DefaultRepo, 4242, false)
-	res.RunURL = "https://github.com/patchproof/patchproof/actions/runs/9002"
-	tr := res.Targets[0]
-	tr.Name, tr.Repo = "master", DefaultRepo
-	tr.Base = results.CommitRef{Ref: "master", Commit: prBase, BranchTip: prTip, IsMergeBase: true}
-	tr.Head = results.CommitRef{Ref: checkout.PRRef(4242), Commit: prHead, Subject: "mysqlnd: use relaxed atomics for statistics"}
-	return res
-}
 
 // reportRun runs the report stage over res as the pipeline does, and
 // returns the run and everything it printed.
@@ -77,10 +36,10 @@ func reportRun(t *testing.T, cfg Config, res *results.Result) (*Run, string) {
 func reportStatus(r *Run) *results.StageResult { return r.stageResult("report") }
 
 func TestReportStagePostsOneComment(t *testing.T) {
-	f := newPRFake(t)
+	f := resultstest.PRFake(t)
 	stepSummary := filepath.Join(t.TempDir(), "step-summary.md")
-	e := env{"GITHUB_TOKEN": reportToken, "GITHUB_RUN_ID": "1001", "GITHUB_STEP_SUMMARY": stepSummary}
-	cfg := Config{Repo: DefaultRepo, PR: 4242, Post: true, GitHubAPI: f.URL(), Getenv: e.get, Out: "unused"}
+	e := resultstest.Env{"GITHUB_TOKEN": resultstest.Token, "GITHUB_RUN_ID": "1001", "GITHUB_STEP_SUMMARY": stepSummary}
+	cfg := Config{Repo: DefaultRepo, PR: 4242, Post: true, GitHubAPI: f.URL(), Getenv: e.Get, Out: "unused"}
 	var printed []string
 	bodyOf := func() (string, int64) {
 		t.Helper()
@@ -92,7 +51,7 @@ func TestReportStagePostsOneComment(t *testing.T) {
 	}
 
 	// A failing run creates the comment and marks the head commit failed.
-	r, out := reportRun(t, cfg, live(failingResult()))
+	r, out := reportRun(t, cfg, resultstest.Live(resultstest.Failing()))
 	printed = append(printed, out)
 	if s := reportStatus(r); s.Status != results.StatusPassed {
 		t.Fatalf("report stage: %s %s", s.Status, s.Error)
@@ -118,13 +77,13 @@ func TestReportStagePostsOneComment(t *testing.T) {
 	want := []githubfake.Status{{State: "failure", Context: "patchproof",
 		Description: "failed: build: 1 of 4 builds failed (master head/zts); codediff: master: NTS machine code changed: ext/mysqlnd/mysqlnd_statistics.o:mysqlnd…",
 		TargetURL:   "https://github.com/patchproof/patchproof/actions/runs/9001", Creator: "patchproof-bot"}}
-	if d := cmp.Diff(want, f.Statuses("php", "php-src", prHead)); d != "" {
+	if d := cmp.Diff(want, f.Statuses("php", "php-src", resultstest.PRHead)); d != "" {
 		t.Errorf("statuses (-want +got):\n%s", d)
 	}
 
 	// The next run (a fix pushed) updates the same comment.
 	e["GITHUB_RUN_ID"] = "1002"
-	r, out = reportRun(t, cfg, live(passingPR()))
+	r, out = reportRun(t, cfg, resultstest.Live(resultstest.PassingPR()))
 	printed = append(printed, out)
 	if s := reportStatus(r); s.Status != results.StatusPassed {
 		t.Fatalf("report stage: %s %s", s.Status, s.Error)
@@ -133,7 +92,7 @@ func TestReportStagePostsOneComment(t *testing.T) {
 	if id2 != id || !strings.HasPrefix(body2, "<!-- patchproof:v1 key=summary run=1002 -->\n## ✅ patchproof: passed") {
 		t.Errorf("second run: comment %d (first %d) begins %.80q", id2, id, body2)
 	}
-	if st := f.Statuses("php", "php-src", prHead); len(st) != 2 || st[1].State != "success" ||
+	if st := f.Statuses("php", "php-src", resultstest.PRHead); len(st) != 2 || st[1].State != "success" ||
 		st[1].Description != "passed: master NTS 484/484 identical" {
 		t.Errorf("statuses after the second run: %+v", st)
 	}
@@ -141,7 +100,7 @@ func TestReportStagePostsOneComment(t *testing.T) {
 	// The same run again changes nothing.
 	writes := func() int { return f.Count("POST", "/") + f.Count("PATCH", "/") + f.Count("DELETE", "/") }
 	patches := f.Count("PATCH", "/")
-	_, out = reportRun(t, cfg, live(passingPR()))
+	_, out = reportRun(t, cfg, resultstest.Live(resultstest.PassingPR()))
 	printed = append(printed, out)
 	if f.Count("PATCH", "/") != patches {
 		t.Error("an unchanged comment was edited")
@@ -149,7 +108,7 @@ func TestReportStagePostsOneComment(t *testing.T) {
 
 	// An older run finishing late leaves the newer result alone.
 	e["GITHUB_RUN_ID"] = "1000"
-	_, out = reportRun(t, cfg, live(failingResult()))
+	_, out = reportRun(t, cfg, resultstest.Live(resultstest.Failing()))
 	printed = append(printed, out)
 	if b, _ := bodyOf(); b != body2 {
 		t.Error("an older run overwrote the newer run's comment")
@@ -160,7 +119,7 @@ func TestReportStagePostsOneComment(t *testing.T) {
 	before := writes()
 	dry := cfg
 	dry.DryRun = true
-	r, out = reportRun(t, dry, live(failingResult()))
+	r, out = reportRun(t, dry, resultstest.Live(resultstest.Failing()))
 	printed = append(printed, out)
 	if n := writes() - before; n != 0 {
 		t.Errorf("a dry run made %d writes", n)
@@ -177,12 +136,12 @@ func TestReportStagePostsOneComment(t *testing.T) {
 
 	// The token is never shown: not printed, not logged, not posted.
 	for _, p := range printed {
-		if strings.Contains(p, reportToken) {
+		if strings.Contains(p, resultstest.Token) {
 			t.Error("the token was printed")
 		}
 	}
 	for _, c := range f.Comments("php", "php-src", 4242) {
-		if strings.Contains(c.Body, reportToken) {
+		if strings.Contains(c.Body, resultstest.Token) {
 			t.Error("the token was posted")
 		}
 	}
@@ -198,8 +157,8 @@ func TestReportStageAfterFailedStages(t *testing.T) {
 		fakeStage{name: "codediff", ran: &ran, err: errors.New("read objects: no such file")},
 		reportStage{},
 	}
-	r, _ := newTestRun(t, Config{Getenv: env{}.get})
-	r.Result.Tool, r.Result.StartedAt = "patchproof", started
+	r, _ := newTestRun(t, Config{Getenv: resultstest.Env{}.Get})
+	r.Result.Tool, r.Result.StartedAt = "patchproof", resultstest.Started
 	runStages(context.Background(), r, stages, record, selected, logged)
 	finish(context.Background(), r)
 	if s := reportStatus(r); s.Status != results.StatusPassed {
@@ -227,9 +186,9 @@ func TestReportStageAfterFailedStages(t *testing.T) {
 }
 
 func TestReportStageWithoutPost(t *testing.T) {
-	f := newPRFake(t)
-	cfg := Config{Repo: DefaultRepo, PR: 4242, GitHubAPI: f.URL(), Getenv: env{"GITHUB_TOKEN": reportToken}.get}
-	r, _ := reportRun(t, cfg, live(passingPR()))
+	f := resultstest.PRFake(t)
+	cfg := Config{Repo: DefaultRepo, PR: 4242, GitHubAPI: f.URL(), Getenv: resultstest.Env{"GITHUB_TOKEN": resultstest.Token}.Get}
+	r, _ := reportRun(t, cfg, resultstest.Live(resultstest.PassingPR()))
 	if _, err := os.Stat(filepath.Join(r.Dir, "summary.md")); err != nil {
 		t.Error(err)
 	}
@@ -241,9 +200,9 @@ func TestReportStageWithoutPost(t *testing.T) {
 func TestReportStageDemoPostsNoStatus(t *testing.T) {
 	// The demo's commits are not the PR's: posting its report (to show it)
 	// makes the comment but marks no commit.
-	f := newPRFake(t)
-	cfg := Config{PR: 4242, Repo: DefaultRepo, Post: true, GitHubAPI: f.URL(), Getenv: env{"GITHUB_TOKEN": reportToken}.get}
-	res := live(demoResult())
+	f := resultstest.PRFake(t)
+	cfg := Config{PR: 4242, Repo: DefaultRepo, Post: true, GitHubAPI: f.URL(), Getenv: resultstest.Env{"GITHUB_TOKEN": resultstest.Token}.Get}
+	res := resultstest.Live(resultstest.Demo())
 	r, out := reportRun(t, cfg, res)
 	if s := reportStatus(r); s.Status != results.StatusPassed {
 		t.Fatalf("report stage: %s %s", s.Status, s.Error)
@@ -263,8 +222,8 @@ func TestReportStageDemoPostsNoStatus(t *testing.T) {
 }
 
 func TestPostErrors(t *testing.T) {
-	f := newPRFake(t)
-	tok := env{"GITHUB_TOKEN": reportToken}.get
+	f := resultstest.PRFake(t)
+	tok := resultstest.Env{"GITHUB_TOKEN": resultstest.Token}.Get
 	for _, tt := range []struct {
 		name string
 		cfg  Config
@@ -273,11 +232,11 @@ func TestPostErrors(t *testing.T) {
 		{"no PR", Config{Post: true, Getenv: tok}, "no pull request to post to"},
 		{"not a GitHub repository", Config{Post: true, PR: 4242, Repo: "/srv/php-src", Getenv: tok}, "--repo /srv/php-src"},
 		{"no such PR", Config{Post: true, PR: 77, Repo: DefaultRepo, GitHubAPI: f.URL(), Getenv: tok}, "no such pull request php/php-src#77"},
-		{"no token", Config{Post: true, PR: 4242, Repo: DefaultRepo, GitHubAPI: f.URL(), Getenv: env{}.get}, github.ErrNoToken.Error()},
+		{"no token", Config{Post: true, PR: 4242, Repo: DefaultRepo, GitHubAPI: f.URL(), Getenv: resultstest.Env{}.Get}, github.ErrNoToken.Error()},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.cfg.Out = t.TempDir()
-			_, err := Publish(context.Background(), tt.cfg, []*results.Result{demoResult()})
+			_, err := report.Publish(context.Background(), tt.cfg.ReportOptions(), []*results.Result{resultstest.Demo()})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("err = %v, want one naming %q", err, tt.want)
 			}
@@ -298,54 +257,41 @@ func TestPostNeedsPRBeforeRunning(t *testing.T) {
 }
 
 func TestGitHubAPIFromEnvironment(t *testing.T) {
-	cfg := Config{Getenv: env{"PATCHPROOF_GITHUB_API": "https://ghe.example.com/api/v3/"}.get}
+	cfg := Config{Getenv: resultstest.Env{"PATCHPROOF_GITHUB_API": "https://ghe.example.com/api/v3/"}.Get}
 	cfg.setDefaults()
 	if cfg.GitHubAPI != "https://ghe.example.com/api/v3/" {
 		t.Errorf("GitHubAPI = %q", cfg.GitHubAPI)
 	}
-	cfg = Config{GitHubAPI: "http://flag/", Getenv: env{"PATCHPROOF_GITHUB_API": "http://env/"}.get}
+	cfg = Config{GitHubAPI: "http://flag/", Getenv: resultstest.Env{"PATCHPROOF_GITHUB_API": "http://env/"}.Get}
 	cfg.setDefaults()
 	if cfg.GitHubAPI != "http://flag/" {
 		t.Errorf("the flag lost to the environment: %q", cfg.GitHubAPI)
 	}
 }
 
-func TestRunStamp(t *testing.T) {
-	later := demoResult()
-	later.StartedAt = started.Add(90 * 1e9)
+func TestReportOptions(t *testing.T) {
+	e := resultstest.Env{"GITHUB_STEP_SUMMARY": "/tmp/step.md", "GITHUB_RUN_ID": "9001", "GITHUB_ACTIONS": "true", "GITHUB_TOKEN": "t"}
 	for _, tt := range []struct {
-		env  env
-		want string
+		name        string
+		cfg         Config
+		pr          string // the options' PR, as OWNER/REPO#N
+		notOnGitHub string
 	}{
-		{env{"GITHUB_RUN_ID": "123456"}, "123456"},
-		{env{"GITHUB_RUN_ID": "not-a-number"}, "2025-06-01T12:01:30Z"},
-		{env{}, "2025-06-01T12:01:30Z"},
-	} {
-		if got := runStamp(tt.env.get, []*results.Result{demoResult(), later}); got != tt.want {
-			t.Errorf("runStamp(%v) = %q, want %q", tt.env, got, tt.want)
-		}
-	}
-}
-
-func TestPostTarget(t *testing.T) {
-	fork := passingPR()
-	fork.Settings.Repo = "https://github.com/alice/php-src.git"
-	for _, tt := range []struct {
-		name    string
-		cfg     Config
-		results []*results.Result
-		want    string
-	}{
-		{"the run's own PR", Config{Repo: DefaultRepo, PR: 4242}, []*results.Result{passingPR()}, "php/php-src#4242"},
-		{"from results.json", Config{}, []*results.Result{demoResult(), passingPR()}, "php/php-src#4242"},
-		{"the results' repository", Config{}, []*results.Result{fork}, "alice/php-src#4242"},
-		{"--pr for the demo", Config{PR: 7}, []*results.Result{demoResult()}, "php/php-src#7"},
-		{"--pr and --repo win", Config{PR: 7, Repo: "git@ghe.example.com:team/php-src.git"}, []*results.Result{passingPR()}, "team/php-src#7"},
+		{"the run's own PR", Config{Repo: DefaultRepo, PR: 4242}, "php/php-src#4242", ""},
+		{"nothing given", Config{}, "/#0", ""},
+		{"--pr alone", Config{PR: 7}, "php/php-src#7", ""},
+		{"--pr and --repo", Config{PR: 7, Repo: "git@ghe.example.com:team/php-src.git"}, "team/php-src#7", ""},
+		{"a repository not on GitHub", Config{PR: 4242, Repo: "/srv/php-src"}, "/#4242", "/srv/php-src"},
+		{"--post-to wins", Config{PR: 4242, Repo: "/srv/php-src", PostTo: "https://github.com/php/php-src/pull/24448"}, "php/php-src#24448", ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := postTarget(&tt.cfg, tt.results)
-			if err != nil || got.String() != tt.want {
-				t.Errorf("postTarget = %v, %v; want %s", got, err, tt.want)
+			tt.cfg.Getenv = e.Get
+			opt := tt.cfg.ReportOptions()
+			if got := opt.PR.String(); got != tt.pr || opt.NotOnGitHub != tt.notOnGitHub {
+				t.Errorf("PR %s, not on GitHub %q; want %s, %q", got, opt.NotOnGitHub, tt.pr, tt.notOnGitHub)
+			}
+			if opt.StepSummary != "/tmp/step.md" || opt.RunID != "9001" || opt.GitHub.Login != "github-actions[bot]" {
+				t.Errorf("from the environment: step summary %q, run %q, login %q", opt.StepSummary, opt.RunID, opt.GitHub.Login)
 			}
 		})
 	}

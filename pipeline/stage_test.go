@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/pipeline/results/resultstest"
 )
 
 // fakeStage records its runs and returns err.
@@ -39,7 +40,7 @@ func newTestRun(t *testing.T, cfg Config) (*Run, *bytes.Buffer) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "logs"), 0o755)
 	var progress bytes.Buffer
-	r := &Run{Config: &cfg, Dir: dir, Progress: NewProgress(&progress), Result: &results.Result{Status: results.StatusRunning}}
+	r := &Run{Config: &cfg, Dir: dir, Progress: NewProgress(&progress, false), Result: &results.Result{Status: results.StatusRunning}}
 	r.file = &resultFile{path: filepath.Join(dir, "results.json"), res: r.Result}
 	return r, &progress
 }
@@ -121,6 +122,19 @@ func TestFinishExitCodes(t *testing.T) {
 	}
 }
 
+func TestStageVerdictMatchesFinish(t *testing.T) {
+	// The report renders the verdict before finish records it; both must agree.
+	for _, res := range []*results.Result{resultstest.Demo(), resultstest.Failing(), resultstest.Backport()} {
+		r, _ := newTestRun(t, Config{})
+		r.Result.Stages = res.Stages
+		finish(t.Context(), r)
+		v := results.StageVerdict(res.Stages)
+		if r.Result.Status != v.Status || r.Result.Error != v.Reason || r.Result.ExitCode != v.ExitCode() {
+			t.Errorf("finish: %s %q %d; report: %s %q %d", r.Result.Status, r.Result.Error, r.Result.ExitCode, v.Status, v.Reason, v.ExitCode())
+		}
+	}
+}
+
 func TestRunStagesCancellation(t *testing.T) {
 	var ran []string
 	ctx, cancel := context.WithCancel(context.Background())
@@ -153,9 +167,8 @@ func TestRunStagesCancellation(t *testing.T) {
 }
 
 func TestProgressActions(t *testing.T) {
-	t.Setenv("GITHUB_ACTIONS", "true")
 	var out bytes.Buffer
-	p := NewProgress(&out)
+	p := NewProgress(&out, true)
 	p.StageStart("build")
 	p.Annotate("ext/mysqlnd/mysqlnd_statistics.c", 206, "expected ';' before 'is'\n100% sure")
 	p.StageEnd("build", errors.New("1 of 4 builds failed"))

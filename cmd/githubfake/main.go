@@ -17,7 +17,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/patchproof/patchproof/pipeline"
+	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/github/githubfake"
 )
 
@@ -40,7 +40,7 @@ func serve(addr, pr, base, head, token, login, urlFile string) error {
 	if token == "" {
 		return fmt.Errorf("-token is required")
 	}
-	to, err := pipeline.ParsePostTo(pr)
+	to, err := github.ParsePullRequest(pr)
 	if err != nil {
 		return fmt.Errorf("-pr %s: %w", pr, err)
 	}
@@ -51,7 +51,7 @@ func serve(addr, pr, base, head, token, login, urlFile string) error {
 	f := githubfake.Serve(l)
 	defer f.Close()
 	f.AddUser(login, token)
-	f.AddPR(githubfake.PR{Owner: to.Owner, Repo: to.Repo, Number: to.PR,
+	f.AddPR(githubfake.PR{Owner: to.Repo.Owner, Repo: to.Repo.Name, Number: to.Number,
 		Base: githubfake.Branch{Ref: base, SHA: strings.Repeat("b", 40)},
 		Head: githubfake.Branch{Ref: "head", SHA: head}})
 	if urlFile != "" {

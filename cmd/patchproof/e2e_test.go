@@ -287,7 +287,7 @@ func TestE2EPostDemo(t *testing.T) {
 	var first int64
 	for _, runID := range []string{"7001", "7002"} {
 		t.Setenv("GITHUB_RUN_ID", runID)
-		code, _, stderr := report(t, results, "--post", "--pr", "4242", "--repo", pipeline.DefaultRepo, "--github-api", f.URL())
+		code, _, stderr := runReport(t, results, "--post", "--pr", "4242", "--repo", pipeline.DefaultRepo, "--github-api", f.URL())
 		if code != 0 {
 			t.Fatalf("run %s: exit %d: %s", runID, code, stderr)
 		}

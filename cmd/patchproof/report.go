@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/patchproof/patchproof/pipeline"
+	"github.com/patchproof/patchproof/pipeline/report"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
@@ -71,7 +72,7 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 
 	cfg.Post = cfg.Post || cfg.DryRun
 	cfg.Stdout, cfg.Stderr = stdout, stderr
-	pub, err := pipeline.Publish(ctx, cfg, rs)
+	pub, err := report.Publish(ctx, cfg.ReportOptions(), rs)
 	if pub != nil {
 		if pub.Summary != "" {
 			fmt.Fprintf(stderr, "summary: %s\n", pub.Summary)

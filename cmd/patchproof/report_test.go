@@ -61,9 +61,9 @@ func writeResult(t *testing.T, res *results.Result) string {
 	return p
 }
 
-// report runs 'patchproof report args...' and returns its exit status and
+// runReport runs 'patchproof report args...' and returns its exit status and
 // output.
-func report(t *testing.T, args ...string) (int, string, string) {
+func runReport(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	err := patchproof(context.Background(), &stdout, &stderr, append([]string{"report"}, args...))
@@ -86,7 +86,7 @@ func TestReportMerge(t *testing.T) {
 	master := writeResult(t, jobResult("master", t0, results.StatusPassed))
 	php84 := writeResult(t, jobResult("PHP-8.4", t0, results.StatusFailed))
 
-	code, stdout, stderr := report(t, "--merge", php84, master)
+	code, stdout, stderr := runReport(t, "--merge", php84, master)
 	if code != 1 {
 		t.Errorf("exit %d, want 1 (a job's check failed); stderr %s", code, stderr)
 	}
@@ -99,7 +99,7 @@ func TestReportMerge(t *testing.T) {
 
 	// Passing jobs exit 0; files and flags in any order; --out writes the file.
 	out := t.TempDir()
-	code, stdout, stderr = report(t, master, "--out", out)
+	code, stdout, stderr = runReport(t, master, "--out", out)
 	if code != 0 || stdout != "" {
 		t.Errorf("exit %d, stdout %q; stderr %s", code, stdout, stderr)
 	}
@@ -128,7 +128,7 @@ func TestReportBadInput(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Chdir(t.TempDir())
-			code, stdout, stderr := report(t, tt.args...)
+			code, stdout, stderr := runReport(t, tt.args...)
 			if code != 2 {
 				t.Errorf("exit %d, want 2", code)
 			}
@@ -152,7 +152,7 @@ func TestReportPost(t *testing.T) {
 	var printed strings.Builder
 
 	// Two jobs' results: one comment, and the head commit marked.
-	code, stdout, stderr := report(t, "--merge", master, "--merge", php84, "--post", "--github-api", f.URL())
+	code, stdout, stderr := runReport(t, "--merge", master, "--merge", php84, "--post", "--github-api", f.URL())
 	printed.WriteString(stdout + stderr)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -167,7 +167,7 @@ func TestReportPost(t *testing.T) {
 
 	// A later run's results update it in place.
 	later := writeResult(t, jobResult("PHP-8.4", t0.Add(time.Hour), results.StatusFailed))
-	code, stdout, stderr = report(t, master, later, "--post", "--github-api", f.URL())
+	code, stdout, stderr = runReport(t, master, later, "--post", "--github-api", f.URL())
 	printed.WriteString(stdout + stderr)
 	if code != 1 {
 		t.Errorf("exit %d, want 1", code)
@@ -179,7 +179,7 @@ func TestReportPost(t *testing.T) {
 
 	// A dry run posts nothing and prints the comment once.
 	writes := f.Count("POST", "/") + f.Count("PATCH", "/")
-	code, stdout, stderr = report(t, master, "--dry-run", "--github-api", f.URL())
+	code, stdout, stderr = runReport(t, master, "--dry-run", "--github-api", f.URL())
 	printed.WriteString(stdout + stderr)
 	if code != 0 {
 		t.Errorf("dry run: exit %d: %s", code, stderr)
@@ -210,7 +210,7 @@ func TestE2ESummary(t *testing.T) {
 			t.Errorf("summary.md lacks %q", want)
 		}
 	}
-	code, stdout, stderr := report(t, filepath.Join(out, "results.json"))
+	code, stdout, stderr := runReport(t, filepath.Join(out, "results.json"))
 	if code != res.ExitCode {
 		t.Errorf("report exit %d, the run's %d: %s", code, res.ExitCode, stderr)
 	}

@@ -18,7 +18,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5"
@@ -294,6 +293,3 @@ func classifyFetchError(remote, ref string, err error) error {
 	}
 	return fmt.Errorf("fetch %s from %s: %w", ref, remote, err)
 }
-
-// PRRef is the ref GitHub keeps a pull request's head at.
-func PRRef(n int) string { return "pull/" + strconv.Itoa(n) + "/head" }

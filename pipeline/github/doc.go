@@ -1,7 +1,16 @@
-// Package github is patchproof's side of GitHub: it resolves a pull request
-// to the commits to validate, keeps one sticky summary comment on it up to
-// date, and sets a commit status. It owns nothing else; rendering the comment
-// is the report's job, and this package posts whatever Markdown it is given.
+// Package github is patchproof's side of GitHub: it names repositories and
+// pull requests, resolves a pull request to the commits to validate, keeps
+// one sticky summary comment on it up to date, and sets a commit status. It
+// owns nothing else; rendering the comment is the report's job, and this
+// package posts whatever Markdown it is given.
+//
+// # Identity
+//
+// A [Repo] (host, owner, name) is parsed once, by [ParseRepo], where a
+// repository URL enters patchproof, and a [PullRequest] (a Repo and a
+// number; its head is [PullRequest.HeadRef]) by [ParsePullRequest] or from
+// a Repo and --pr. Links, posts and lookups take these values; none
+// re-parses a URL.
 //
 // # Client
 //

@@ -59,6 +59,14 @@ type Machine struct {
 	OS       string `json:"os,omitempty"`
 }
 
+// The stages the report treats apart, by name: the checkout and the report
+// check nothing themselves, and the report stage is the one rendering a
+// live run. Every other stage is a check.
+const (
+	CheckoutStage = "checkout"
+	ReportStage   = "report"
+)
+
 // StageResult is one stage's outcome.
 type StageResult struct {
 	Name       string     `json:"name"`

@@ -1,0 +1,10 @@
+// Package report owns patchproof's report: the Markdown summary of one or
+// more Results (one per target or CI job) for summary.md,
+// $GITHUB_STEP_SUMMARY and the pull request's comment, and publishing it
+// there, with a commit status on the head commit that was validated.
+//
+// It reads Results only, so a results.json written by another job renders
+// the same as the run in hand, and the output depends on nothing else (no
+// clock, no map order): the golden tests check it byte for byte. The verdict
+// it renders is results.VerdictOf, the one that decides the exit code.
+package report

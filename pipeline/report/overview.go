@@ -1,0 +1,206 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/markdown"
+	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/verify/codediff"
+	"github.com/patchproof/patchproof/workloads/bench"
+)
+
+// overview is one row per target: the reviewer's minute.
+func (p *summaryWriter) overview(targets []results.JobTarget) {
+	if len(targets) == 0 {
+		return
+	}
+	var tests, benches, backports bool
+	for _, t := range targets {
+		tests = tests || t.Tests != nil
+		benches = benches || t.Bench != nil
+		backports = backports || t.Backport != nil
+	}
+	p.f("| target | NTS machine code | ZTS machine code (information) | builds |")
+	if tests {
+		p.f(" tests |")
+	}
+	if benches {
+		p.f(" cost of statistics, head vs base |")
+	}
+	if backports {
+		p.f(" backport |")
+	}
+	p.f("\n|---|---|---|---|%s%s%s\n", strings.Repeat("---|", btoi(tests)), strings.Repeat("---|", btoi(benches)), strings.Repeat("---|", btoi(backports)))
+	for _, t := range targets {
+		if t.Backport != nil && !t.Backport.Applied {
+			p.f("| [%s](#%s) | not compared | not compared | none |", markdown.Text(t.Name), markdown.Anchor(t.Name))
+		} else {
+			p.f("| [%s](#%s) | %s | %s | %s |", markdown.Text(t.Name), markdown.Anchor(t.Name), ntsCell(t.CodeDiff), ztsCell(t.CodeDiff), buildsCell(t.Builds))
+		}
+		if tests {
+			p.f(" %s |", testsCell(t.Tests))
+		}
+		if benches {
+			p.f(" %s |", benchCell(t.Bench))
+		}
+		if backports {
+			p.f(" %s |", backportCell(t.Backport))
+		}
+		p.f("\n")
+	}
+	p.blank()
+}
+
+// benchCell sums the benchmark up: each exact measure's verdict on head's
+// cost of statistics against base's.
+func benchCell(b *bench.Result) string {
+	if b == nil {
+		return "not run"
+	}
+	var parts []string
+	for _, m := range b.Measures {
+		if m.Name == "locks" {
+			// The number a reviewer looks for first.
+			var baseOn, headOn *bench.ArmSummary
+			for i := range m.Arms {
+				switch m.Arms[i].Arm {
+				case "base-on":
+					baseOn = &m.Arms[i]
+				case "head-on":
+					headOn = &m.Arms[i]
+				}
+			}
+			if baseOn != nil && headOn != nil {
+				parts = append(parts, fmt.Sprintf("lock calls/req, statistics on: %.4g → %.4g", baseOn.Median, headOn.Median))
+			}
+		}
+		if m.Noisy || m.Verdict == "" {
+			continue
+		}
+		icon := "➖"
+		switch m.Verdict {
+		case "improved":
+			icon = "✅"
+		case "regressed":
+			icon = "❌"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %s", icon, strings.ReplaceAll(m.Name, "_", " "), m.Verdict))
+	}
+	if len(parts) == 0 {
+		return "base only"
+	}
+	return strings.Join(parts, "<br>")
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func testsCell(tr *results.TestsResult) string {
+	if tr == nil {
+		return "not run"
+	}
+	if len(tr.Comparisons) == 0 {
+		return statusIcon(results.StatusError) + " not compared"
+	}
+	regressions, flakes := 0, 0
+	var variants []string
+	for _, vc := range tr.Comparisons {
+		regressions += len(vc.Comparison.Regressions)
+		flakes += len(vc.Comparison.Flakes)
+		variants = append(variants, string(vc.Variant))
+	}
+	var s string
+	if regressions > 0 {
+		s = statusIcon(results.StatusFailed) + " " + plural(regressions, "regression", "regressions")
+	} else {
+		s = statusIcon(results.StatusPassed) + " no regression"
+	}
+	s += " (" + strings.Join(variants, ", ") + ")"
+	if flakes > 0 {
+		s += ", " + plural(flakes, "flake", "flakes")
+	}
+	if len(tr.Errors) > 0 {
+		s += ", " + statusIcon(results.StatusError) + " " + plural(len(tr.Errors), "error", "errors")
+	}
+	return s
+}
+
+func backportCell(bp *results.BackportResult) string {
+	switch {
+	case bp == nil:
+		return "—"
+	case bp.Applied && bp.Explicit != "":
+		return statusIcon(results.StatusPassed) + " given"
+	case bp.Applied:
+		return statusIcon(results.StatusPassed) + " applies"
+	case len(bp.Conflicts) > 0:
+		return statusIcon(results.StatusFailed) + " " + plural(len(bp.Conflicts), "hunk", "hunks") + " failed"
+	}
+	return statusIcon(results.StatusError) + " not applied"
+}
+
+func ntsCell(cd *results.CodeDiffResult) string {
+	if cd == nil || cd.NTS == nil {
+		if cd != nil && len(cd.Errors) > 0 {
+			return statusIcon(results.StatusError) + " not compared"
+		}
+		return "not compared"
+	}
+	r := cd.NTS
+	if r.AllIdentical() {
+		return fmt.Sprintf("%s %d/%d identical", statusIcon(results.StatusPassed), r.Identical, r.Compared)
+	}
+	mark := "ℹ️"
+	if cd.ExpectNTSNoop {
+		mark = statusIcon(results.StatusFailed)
+	}
+	return fmt.Sprintf("%s %d/%d identical, %s", mark, r.Identical, r.Compared, changeCounts(r))
+}
+
+func ztsCell(cd *results.CodeDiffResult) string {
+	if cd == nil || cd.ZTS == nil {
+		return "not compared"
+	}
+	r := cd.ZTS
+	if r.AllIdentical() {
+		return fmt.Sprintf("%d/%d identical", r.Identical, r.Compared)
+	}
+	return fmt.Sprintf("%s (of %d)", changeCounts(r), r.Compared)
+}
+
+// changeCounts is "2 changed", "2 changed, 1 added", ...
+func changeCounts(r *codediff.Report) string {
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{len(r.Changed), "changed"}, {len(r.Added), "added"}, {len(r.Removed), "removed"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func buildsCell(bs []*builders.Build) string {
+	if len(bs) == 0 {
+		return "none"
+	}
+	ok := 0
+	for _, b := range bs {
+		if b.OK {
+			ok++
+		}
+	}
+	s := results.StatusPassed
+	if ok < len(bs) {
+		s = results.StatusFailed
+	}
+	return fmt.Sprintf("%s %d/%d built", statusIcon(s), ok, len(bs))
+}

@@ -1,0 +1,222 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/patchproof/patchproof/internal/markdown"
+	"github.com/patchproof/patchproof/pipeline/github"
+	"github.com/patchproof/patchproof/pipeline/results"
+)
+
+// RenderSummary writes the Markdown summary of results: the verdict, an
+// overview row per target, then per target the machine-code comparison, the
+// builds and the other checks, the stages with a chart of where the time
+// went, and the commits, settings and machine. Several Results (one per job)
+// render as one report.
+func RenderSummary(w io.Writer, rs []*results.Result) error {
+	return renderSummary(w, rs, renderOptions{})
+}
+
+// renderOptions vary the summary.
+type renderOptions struct {
+	// compact leaves out the disassembly diffs, for a comment that would
+	// exceed GitHub's size limit with them.
+	compact bool
+}
+
+func renderSummary(w io.Writer, rs []*results.Result, opt renderOptions) error {
+	p := &summaryWriter{opt: opt}
+	rs = results.SortedResults(rs)
+	targets := results.SortedTargets(rs)
+	v := results.VerdictOf(rs)
+	p.headline(rs, targets, v)
+	for _, t := range targets {
+		p.target(t)
+	}
+	for _, res := range rs {
+		p.stages(res, len(rs) > 1)
+	}
+	p.footer(rs, targets)
+	if p.err != nil {
+		return fmt.Errorf("render summary: %w", p.err)
+	}
+	_, err := io.WriteString(w, p.b.String())
+	return err
+}
+
+// summaryWriter accumulates the summary; the first error of a section's Markdown
+// method is kept.
+type summaryWriter struct {
+	b   strings.Builder
+	err error
+	opt renderOptions
+}
+
+func (p *summaryWriter) f(format string, a ...any) { fmt.Fprintf(&p.b, format, a...) }
+
+// markdown writes a section rendered by its own Markdown method.
+func (p *summaryWriter) markdown(md func(io.Writer) error) {
+	if err := md(&p.b); err != nil && p.err == nil {
+		p.err = err
+	}
+	p.blank()
+}
+
+// blank ends the current block with exactly one blank line.
+func (p *summaryWriter) blank() {
+	s := p.b.String()
+	switch {
+	case s == "", strings.HasSuffix(s, "\n\n"):
+	case strings.HasSuffix(s, "\n"):
+		p.b.WriteString("\n")
+	default:
+		p.b.WriteString("\n\n")
+	}
+}
+
+// notChecks are stages that check nothing themselves.
+var notChecks = []string{results.CheckoutStage, results.ReportStage}
+
+func (p *summaryWriter) headline(rs []*results.Result, targets []results.JobTarget, v results.Verdict) {
+	ran, notRun := checksRun(rs)
+	checked := false
+	for _, s := range ran {
+		if !slices.Contains(notChecks, s) {
+			checked = true
+		}
+	}
+	switch {
+	case v.Status == results.StatusPassed && !checked:
+		p.f("## ⚪ patchproof: nothing was checked\n\n")
+	case v.Status == results.StatusPassed:
+		p.f("## ✅ patchproof: passed\n\n")
+	case v.Status == results.StatusFailed:
+		p.f("## ❌ patchproof: a check failed\n\n")
+	default:
+		p.f("## ⚠️ patchproof: could not run\n\n")
+	}
+	p.f("%s\n\n", subject(rs, targets))
+
+	if v.Status != results.StatusPassed {
+		n := 0
+		for _, res := range rs {
+			for _, s := range res.Stages {
+				if s.Status != results.StatusFailed && s.Status != results.StatusError {
+					continue
+				}
+				label := s.Name
+				if len(rs) > 1 {
+					label = results.JobName(res) + " " + s.Name
+				}
+				what := "failed"
+				if s.Status == results.StatusError {
+					what = "could not run"
+				}
+				p.f("- %s **%s** %s: %s\n", statusIcon(s.Status), markdown.Text(label), what, markdown.Text(firstLine(s.Note())))
+				n++
+			}
+		}
+		if n == 0 {
+			p.f("- %s %s\n", statusIcon(v.Status), markdown.Text(v.Reason))
+		}
+		p.blank()
+	}
+	if len(ran) > 0 {
+		p.f("Ran: %s.", strings.Join(ran, ", "))
+	}
+	if len(notRun) > 0 {
+		if len(ran) > 0 {
+			p.f(" ")
+		}
+		p.f("Not run: %s.", markdown.Text(strings.Join(notRun, "; ")))
+	}
+	p.blank()
+	for _, res := range rs {
+		for _, w := range res.Warnings {
+			p.f("> [!WARNING]\n> %s\n\n", markdown.Text(w))
+		}
+	}
+	p.overview(targets)
+}
+
+// subject says what was validated: the PR, or the repository and refs.
+func subject(rs []*results.Result, targets []results.JobTarget) string {
+	var parts []string
+	s := rs[0].Settings
+	switch {
+	case s.Demo && strings.HasPrefix(s.Repo, "demo"):
+		parts = append(parts, "The bundled "+markdown.Text(s.Repo))
+	case s.Demo:
+		parts = append(parts, "The bundled demo: "+markdown.Text(s.Repo))
+	case s.PR > 0:
+		ref := fmt.Sprintf("#%d", s.PR)
+		if repo, ok := github.ParseRepo(s.Repo); ok {
+			pr := github.PullRequest{Repo: repo, Number: s.PR}
+			ref = fmt.Sprintf("[%s](%s)", pr, pr.Web())
+		}
+		parts = append(parts, "Pull request "+ref)
+	default:
+		parts = append(parts, markdown.Code(s.Repo))
+	}
+	var names []string
+	for _, t := range targets {
+		names = append(names, markdown.Text(t.Name))
+	}
+	if len(names) > 0 {
+		parts = append(parts, plural(len(names), "target", "targets")+": "+strings.Join(names, ", "))
+	}
+	for _, res := range rs {
+		if res.RunURL != "" {
+			parts = append(parts, fmt.Sprintf("[the run](%s)", res.RunURL))
+			break
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// checksRun lists the stages that ran in any result, and those that ran in
+// none, grouped by why: "tests, bench — not selected (--stages)".
+func checksRun(rs []*results.Result) (ran, notRun []string) {
+	var order, reasons []string
+	did := map[string]bool{}
+	why := map[string]string{}
+	for _, res := range rs {
+		for _, s := range res.Stages {
+			if s.Name == results.ReportStage {
+				continue
+			}
+			if !slices.Contains(order, s.Name) {
+				order = append(order, s.Name)
+			}
+			switch s.Status {
+			case results.StatusPassed, results.StatusFailed, results.StatusError, results.StatusRunning:
+				did[s.Name] = true
+			default:
+				if why[s.Name] == "" {
+					why[s.Name] = cmp.Or(s.Reason, string(s.Status))
+				}
+			}
+		}
+	}
+	for _, name := range order {
+		if did[name] {
+			ran = append(ran, name)
+		} else if !slices.Contains(reasons, why[name]) {
+			reasons = append(reasons, why[name])
+		}
+	}
+	for _, reason := range reasons {
+		var names []string
+		for _, name := range order {
+			if !did[name] && why[name] == reason {
+				names = append(names, name)
+			}
+		}
+		notRun = append(notRun, strings.Join(names, ", ")+" — "+reason)
+	}
+	return ran, notRun
+}

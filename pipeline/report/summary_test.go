@@ -1,0 +1,168 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/patchproof/patchproof/internal/golden"
+	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/pipeline/results/resultstest"
+	"github.com/patchproof/patchproof/verify/codediff"
+)
+
+import ()
+
+// roundTrip passes results through results.json, as the report command
+// reads them.
+func roundTrip(t *testing.T, rs ...*results.Result) []*results.Result {
+	t.Helper()
+	var out []*results.Result
+	for i, res := range rs {
+		p := filepath.Join(t.TempDir(), fmt.Sprintf("results-%d.json", i))
+		if err := res.WriteFile(p); err != nil {
+			t.Fatal(err)
+		}
+		back, err := results.Read(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, back)
+	}
+	return out
+}
+
+func TestRenderSummaryGolden(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		results []*results.Result
+	}{
+		{"demo.md", []*results.Result{resultstest.Demo()}},
+		{"failing.md", []*results.Result{resultstest.Failing()}},
+		{"merged.md", []*results.Result{resultstest.Backport(), resultstest.Failing()}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := RenderSummary(&b, tt.results); err != nil {
+				t.Fatal(err)
+			}
+			golden.Check(t, filepath.Join("testdata", tt.name), b.Bytes())
+			// What the report command reads renders the same.
+			var again bytes.Buffer
+			if err := RenderSummary(&again, roundTrip(t, tt.results...)); err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(b.String(), again.String()); d != "" {
+				t.Errorf("rendered from results.json (-direct +json):\n%s", d)
+			}
+		})
+	}
+}
+
+func TestRenderSummaryContent(t *testing.T) {
+	render := func(rs ...*results.Result) string {
+		var b bytes.Buffer
+		if err := RenderSummary(&b, rs); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	demo := render(resultstest.Demo())
+	failing := render(resultstest.Failing())
+	merged := render(resultstest.Backport(), resultstest.Failing())
+	for _, tt := range []struct {
+		name, doc string
+		want      []string
+	}{
+		{"demo verdict and NTS", demo, []string{"## ✅ patchproof: passed", "✅ 484/484 identical", "8 changed (of 484)", "4/4 built"}},
+		{"demo not run", demo, []string{"Not run: bench — not yet available."}},
+		{"failing verdict", failing, []string{"## ❌ patchproof: a check failed", "**codediff** failed: master: NTS machine code changed", "❌ 483/484 identical, 1 changed"}},
+		{"diff folded", failing, []string{"<details><summary><code>mysqlnd_stats_init</code>", "```diff\n--- base/ext/mysqlnd/mysqlnd_statistics.o:mysqlnd_stats_init"}},
+		{"compile error file:line", failing, []string{"ext/mysqlnd/mysqlnd_statistics.h:61:9: error: implicit declaration", "❌ make: exit status 2"}},
+		{"run link", failing, []string{"[run](https://github.com/patchproof/patchproof/actions/runs/9001)", "[php/php-src#4242](https://github.com/php/php-src/pull/4242)"}},
+		{"conflict named", merged, []string{"`ext/mysqlnd/mysqlnd_statistics.h` | `@@ -55,9 +55,13 @@` | context does not match", "❌ 1 hunk failed"}},
+		{"merged job names", merged, []string{"### Stages: PHP-8.5+PHP-8.4", "### Stages: master"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, w := range tt.want {
+				if !strings.Contains(tt.doc, w) {
+					t.Errorf("summary lacks %q", w)
+				}
+			}
+		})
+	}
+	// Targets in a stable order: master, then release branches newest first.
+	iMaster, i85, i84 := strings.Index(merged, "### master"), strings.Index(merged, "### PHP-8.5"), strings.Index(merged, "### PHP-8.4")
+	if !(iMaster < i85 && i85 < i84) {
+		t.Errorf("targets out of order: master at %d, PHP-8.5 at %d, PHP-8.4 at %d", iMaster, i85, i84)
+	}
+	// The same results in another order render the same targets in the same order.
+	swapped := render(resultstest.Failing(), resultstest.Backport())
+	if strings.Index(swapped, "### master") > strings.Index(swapped, "### PHP-8.5") {
+		t.Error("target order depends on the order of the results")
+	}
+}
+
+func TestChartBar(t *testing.T) {
+	for _, tt := range []struct {
+		cells float64
+		want  string
+	}{
+		{0, strings.Repeat(" ", chartWidth)},
+		{0.01, "▏" + strings.Repeat(" ", chartWidth-1)},
+		{1.5, "█▌" + strings.Repeat(" ", chartWidth-2)},
+		{chartWidth, strings.Repeat("█", chartWidth)},
+	} {
+		if got := chartBar(tt.cells); got != tt.want {
+			t.Errorf("chartBar(%v) = %q, want %q", tt.cells, got, tt.want)
+		}
+	}
+}
+
+func TestCommentBodyFitsGitHub(t *testing.T) {
+	res := resultstest.Failing()
+	// A change that touches every NTS function: 400-line diffs each.
+	var diff strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&diff, "-  %4x:  mov    %%rax,%%rbx\n", i)
+	}
+	var changed []codediff.FuncDiff
+	for i := range 60 {
+		changed = append(changed, codediff.FuncDiff{Object: "ext/mysqlnd/mysqlnd_ps.o", Name: fmt.Sprintf("f%02d", i), Diff: diff.String()})
+	}
+	res.Targets[0].CodeDiff.NTS = resultstest.NTSReport(changed...)
+	var full bytes.Buffer
+	if err := RenderSummary(&full, []*results.Result{res}); err != nil {
+		t.Fatal(err)
+	}
+	body, err := commentBody([]*results.Result{res}, full.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len([]rune(body)); n > maxComment {
+		t.Errorf("comment is %d characters, more than %d", n, maxComment)
+	}
+	if !strings.Contains(body, "- `f59` in `ext/mysqlnd/mysqlnd_ps.o`") || !strings.Contains(body, "would not fit in a comment") {
+		t.Error("the compact comment does not list every changed function and say where the diffs are")
+	}
+	if !strings.Contains(body, "## ❌ patchproof: a check failed") {
+		t.Error("the compact comment lost its verdict")
+	}
+}
+
+func TestResultsJSONHasNewFields(t *testing.T) {
+	// results.json is a published interface: what the report reads back
+	// must be what was written.
+	res := resultstest.Failing()
+	back := roundTrip(t, res)[0]
+	a, _ := json.Marshal(res)
+	b, _ := json.Marshal(back)
+	if d := cmp.Diff(string(a), string(b)); d != "" {
+		t.Errorf("round trip (-wrote +read):\n%s", d)
+	}
+}
