@@ -16,9 +16,6 @@ import (
 // DefaultRepo is the repository --pr refers to.
 const DefaultRepo = "https://github.com/php/php-src"
 
-// StageNames lists the stages in the order they run.
-var StageNames = []string{"checkout", "build", "codediff", "tests", "bench", "report"}
-
 // Config is everything a run needs, built from flags by cmd/patchproof. The
 // zero value of every field but Out works; defaults live in setDefaults.
 type Config struct {
@@ -34,7 +31,7 @@ type Config struct {
 	Variants []string // nts, zts
 	Builder  string   // host or docker
 	Profile  string   // mysql or official
-	Stages   []string // subset of StageNames; empty means all
+	Stages   []string // subset of StageNames(); empty means all
 	Jobs     int      // concurrent builds and suite runs; 0 picks for each
 	// SuiteJobs is how many builds run their test suites at once. The suites
 	// mostly wait on the server, so by default every build runs at once;
@@ -65,8 +62,9 @@ type Config struct {
 	GitHubAPI string
 
 	// Getenv reads the environment: the GitHub token, $GITHUB_RUN_ID,
-	// $GITHUB_STEP_SUMMARY, $GITHUB_ACTIONS, $PATCHPROOF_CACHE. Nothing
-	// else in a run reads it. nil means os.Getenv.
+	// $GITHUB_STEP_SUMMARY, $GITHUB_ACTIONS, $PATCHPROOF_CACHE,
+	// $PATCHPROOF_DEBIAN_MIRROR. Nothing else in a run reads it (child
+	// processes inherit it). nil means os.Getenv.
 	Getenv func(string) string
 
 	Stdout, Stderr io.Writer
@@ -186,8 +184,8 @@ func (c *Config) wants(stage string) bool {
 // *InputError.
 func (c *Config) validate() error {
 	for _, s := range c.Stages {
-		if !slices.Contains(StageNames, s) {
-			return &results.InputError{Input: "--stages " + strings.Join(c.Stages, ","), Err: fmt.Errorf("unknown stage %q (stages: %s)", s, strings.Join(StageNames, ","))}
+		if !slices.Contains(StageNames(), s) {
+			return &results.InputError{Input: "--stages " + strings.Join(c.Stages, ","), Err: fmt.Errorf("unknown stage %q (stages: %s)", s, strings.Join(StageNames(), ","))}
 		}
 	}
 	for _, v := range c.Variants {

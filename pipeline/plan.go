@@ -10,34 +10,11 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/demo"
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
-
-// Target is one thing to validate: a base commit and a head commit of a
-// repository. The PR itself is a target; each backport is another.
-type Target struct {
-	Name string // the base branch: master, PHP-8.4, ...
-	Repo *checkout.Repo
-
-	BaseRef, HeadRef string
-	BranchTip        plumbing.Hash // tip of the base ref
-	Base             plumbing.Hash // merge-base of Head and BranchTip
-	Head             plumbing.Hash
-
-	// How a backport target was made; nil for the PR's own target.
-	Backport *results.BackportResult
-
-	// Set by the checkout stage.
-	BaseTree, HeadTree string
-	// Set by the build stage, one per side and variant.
-	Builds []*builders.Build
-
-	Result *results.TargetResult
-}
 
 // plan resolves the run's targets: it opens (and fetches into the mirror)
 // the repository, resolves the refs, and finds the merge-base. Everything it
@@ -46,7 +23,7 @@ type Target struct {
 func plan(ctx context.Context, cfg *Config, cache string, log io.Writer) ([]*Target, error) {
 	remote, base, head := cfg.Repo, cfg.Base, cfg.Head
 	if cfg.Demo() {
-		path, err := demo.Ensure(ctx, demo.Options{CacheDir: cache, Log: log})
+		path, err := demo.Ensure(ctx, demo.Options{CacheDir: cache, Mirror: cfg.Getenv("PATCHPROOF_DEBIAN_MIRROR"), Log: log})
 		if err != nil {
 			return nil, fmt.Errorf("prepare the demo: %w", err)
 		}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -27,7 +28,8 @@ import (
 var Version = "0.1.0"
 
 // Run is the state of one pipeline run, shared by its stages. Stages pass
-// data to each other through its typed fields.
+// data to each other through its typed fields, and share the run-scoped
+// resources it starts on first use (Database).
 type Run struct {
 	Config   *Config
 	Dir      string    // the run directory (--out)
@@ -36,6 +38,11 @@ type Run struct {
 	Progress *Progress
 	Targets  []*Target
 	Result   *results.Result
+
+	// ctx is the run's context: the run-scoped resources live as long as
+	// it does.
+	ctx context.Context
+	db  database
 
 	mu   sync.Mutex
 	file *resultFile
@@ -76,16 +83,29 @@ func (r *Run) save() {
 	}
 }
 
+// stages is the pipeline, in the order it runs. A stage is a type with
+// String and Run, in a file of its own, and an entry here: --stages,
+// results.json and the report take the stages and their names from this
+// list alone.
+var stages = []Stage{
+	checkoutStage{},
+	buildStage{},
+	codediffStage{},
+	testsStage{},
+	benchStage{},
+	reportStage{},
+}
+
 // Stages returns the pipeline's stages in order.
-func Stages() []Stage {
-	return []Stage{
-		checkoutStage{},
-		buildStage{},
-		codediffStage{},
-		testsStage{},
-		benchStage{},
-		reportStage{},
+func Stages() []Stage { return slices.Clone(stages) }
+
+// StageNames lists the stages' names in order.
+func StageNames() []string {
+	names := make([]string, len(stages))
+	for i, s := range stages {
+		names[i] = s.String()
 	}
+	return names
 }
 
 // Execute runs the pipeline. It returns nil when every check passed, an error
@@ -134,6 +154,7 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 		Log:      io.Discard,
 		Progress: progress,
 		Targets:  targets,
+		ctx:      ctx,
 		Result: &results.Result{
 			Tool:      "patchproof",
 			Version:   Version,
@@ -145,12 +166,14 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 		},
 	}
 	r.file = &resultFile{path: filepath.Join(out, "results.json"), res: r.Result}
-	for _, s := range Stages() {
-		r.stageResult(s.String())
+	for _, name := range StageNames() {
+		r.stageResult(name)
 	}
 	r.save()
 
-	runStages(ctx, r, Stages(), record, selected, logged)
+	defer r.closeDatabase()
+	runStages(ctx, r, stages, record, selected, logged)
+	r.closeDatabase()
 
 	finish(ctx, r)
 	if ctx.Err() != nil {
@@ -233,13 +256,13 @@ func settingsOf(c *Config) results.Settings {
 	if c.Demo() {
 		repo = "demo (PHP 8.2.32 + mysqlnd atomic statistics)"
 	}
-	stages := c.Stages
-	if len(stages) == 0 {
-		stages = StageNames
+	names := c.Stages
+	if len(names) == 0 {
+		names = StageNames()
 	}
 	return results.Settings{
 		Repo: repo, PR: c.PR, Demo: c.Demo(), Variants: c.Variants, Builder: c.Builder,
-		Profile: c.Profile, Jobs: c.Jobs, Stages: stages, ExpectNTSNoop: c.ExpectNTSNoop,
+		Profile: c.Profile, Jobs: c.Jobs, Stages: names, ExpectNTSNoop: c.ExpectNTSNoop,
 	}
 }
 

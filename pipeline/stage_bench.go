@@ -4,32 +4,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/workloads/bench"
-	"github.com/patchproof/patchproof/workloads/mysqld"
 	"github.com/patchproof/patchproof/workloads/workload"
 )
 
 // benchStage runs the contention benchmark on each target's ZTS builds:
-// base vs head, statistics on vs off, against a MariaDB of its own.
+// base vs head, statistics on vs off, against the run's MariaDB.
 type benchStage struct{}
 
 func (benchStage) String() string { return "bench" }
 
-func (benchStage) Run(ctx context.Context, r *Run) error {
+func (s benchStage) Run(ctx context.Context, r *Run) error {
 	type job struct {
 		t          *Target
 		base, head *builders.Build
 	}
 	var jobs []job
 	for _, t := range r.Targets {
-		base, head := t.build("base", builders.ZTS), t.build("head", builders.ZTS)
+		base, head := t.build(side.Base, builders.ZTS), t.build(side.Head, builders.ZTS)
 		if base != nil && base.Module != "" {
 			jobs = append(jobs, job{t, base, head})
 		}
@@ -37,45 +36,37 @@ func (benchStage) Run(ctx context.Context, r *Run) error {
 	if len(jobs) == 0 {
 		return Skip("no ZTS build with the Apache module")
 	}
-	r.Progress.Step("starting MariaDB")
-	db, err := mysqld.Start(ctx, mysqld.Options{Dir: filepath.Join(r.Dir, "mysql"), Log: r.Log})
+	db, err := r.Database(ctx)
 	if err != nil {
 		return err
 	}
-	defer db.Stop()
 
 	var regressed, errs []string
 	for _, j := range jobs {
-		dir := filepath.Join(r.Dir, "bench", safeName(j.t.Name))
 		opt := bench.Options{
-			Base: buildRef(j.base), Dir: dir, DB: workload.DB{Host: db.Host, Port: db.Port, Socket: db.Socket, User: db.User, Password: db.Password},
-			DBPID: bench.ServerPID(db), Quick: r.Config.Bench != "report", Threads: r.Config.Threads, Passes: passes(r.Config),
+			Base: buildRef(j.base), Dir: filepath.Join(r.Dir, "bench", safeName(j.t.Name)),
+			DB: workload.DB{Conn: db.Conn}, DBPID: db.PID,
+			Quick: r.Config.Bench != "report", Threads: r.Config.Threads, Passes: passes(r.Config),
 			ServerCPUs: r.Config.ServerCPUs, LoadCPUs: r.Config.LoadCPUs, DBCPUs: r.Config.DBCPUs,
-			Log: io.MultiWriter(r.Log, stepWriter{r.Progress, j.t.Name}),
+			Log:  r.Log,
+			Step: func(step string) { r.Progress.Step("%s: %s", j.t.Name, step) },
 		}
 		if j.head != nil && j.head.Module != "" {
 			opt.Head = buildRef(j.head)
 		}
 		res, err := bench.Run(ctx, opt)
 		if res != nil {
-			tr := r.targetResult(j.t)
-			r.mu.Lock()
-			tr.Bench = res
-			r.mu.Unlock()
-			r.save()
-			if err := copyFile(filepath.Join(dir, "bench.txt"), filepath.Join(r.Dir, benchTxtName(j.t.Name, len(jobs)))); err != nil {
-				r.Warn("bench", "bench.txt: %v", err)
-			}
+			r.setTarget(j.t, func(tr *results.TargetResult) { tr.Bench = res })
 		}
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", j.t.Name, err))
 			continue
 		}
-		for _, m := range res.Measures {
-			// A noisy measure on a shared machine informs; it does not gate.
-			if m.Verdict == "regressed" && !m.Noisy {
-				regressed = append(regressed, fmt.Sprintf("%s: %s", j.t.Name, m.Name))
-			}
+		if err := writeBenchTxt(filepath.Join(r.Dir, benchTxtName(j.t.Name, len(jobs))), res); err != nil {
+			r.Warn(s.String(), "bench.txt: %v", err)
+		}
+		for _, m := range res.Regressions() {
+			regressed = append(regressed, fmt.Sprintf("%s: %s", j.t.Name, m))
 		}
 	}
 	if len(errs) > 0 {
@@ -100,28 +91,18 @@ func benchTxtName(target string, targets int) string {
 	return "bench-" + safeName(target) + ".txt"
 }
 
-func copyFile(src, dst string) error {
-	b, err := os.ReadFile(src)
+// writeBenchTxt writes res's samples in the Go benchmark format to path,
+// for benchstat.
+func writeBenchTxt(path string, res *bench.Result) error {
+	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(dst, b, 0o644)
-}
-
-// stepWriter shows the benchmark's own step lines ("bench: ...") on the
-// progress display; wrk's and Apache's output stays in the log.
-type stepWriter struct {
-	p      *Progress
-	prefix string
-}
-
-func (w stepWriter) Write(b []byte) (int, error) {
-	for _, line := range strings.Split(string(b), "\n") {
-		if step, ok := strings.CutPrefix(strings.TrimSpace(line), "bench: "); ok {
-			w.p.Step("%s: %s", w.prefix, step)
-		}
+	if err := res.WriteBenchTxt(f); err != nil {
+		f.Close()
+		return err
 	}
-	return len(b), nil
+	return f.Close()
 }
 
 // passes is --passes, or for quick settings 4: the fewest with which a

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
@@ -29,7 +30,7 @@ func (buildStage) String() string { return "build" }
 
 type buildJob struct {
 	t    *Target
-	side string
+	side side.Side
 	spec builders.Spec
 }
 
@@ -39,19 +40,16 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 		if t.BaseTree == "" || t.HeadTree == "" {
 			continue // a backport that did not apply, or checkout failed
 		}
-		for _, side := range []string{"base", "head"} {
-			src, commit := t.BaseTree, t.Base
-			if side == "head" {
-				src, commit = t.HeadTree, t.Head
-			}
+		for _, s := range side.Sides {
+			src, commit := t.tree(s)
 			c, err := t.Repo.Commit(commit)
 			if err != nil {
 				return err
 			}
 			for _, v := range r.Config.Variants {
-				jobs = append(jobs, buildJob{t: t, side: side, spec: builders.Spec{
-					Label:    fmt.Sprintf("%s %s/%s", t.Name, side, v),
-					Side:     side,
+				jobs = append(jobs, buildJob{t: t, side: s, spec: builders.Spec{
+					Label:    fmt.Sprintf("%s %s/%s", t.Name, s, v),
+					Side:     string(s),
 					Source:   src,
 					TreeHash: c.TreeHash.String(),
 					Variant:  builders.Variant(v),

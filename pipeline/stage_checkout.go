@@ -8,8 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/go-git/go-git/v5/plumbing"
-
+	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
@@ -17,13 +16,13 @@ import (
 // directory and records the commits in the Result.
 type checkoutStage struct{}
 
-func (checkoutStage) String() string { return "checkout" }
+func (checkoutStage) String() string { return results.CheckoutStage }
 
 func (checkoutStage) Run(ctx context.Context, r *Run) error {
 	if len(r.Targets) == 0 {
 		return errors.New("no targets: planning did not finish")
 	}
-	var conflicts []string
+	var conflicts, errs []string
 	for _, t := range r.Targets {
 		res := r.targetResult(t)
 		if t.Head.IsZero() {
@@ -32,27 +31,16 @@ func (checkoutStage) Run(ctx context.Context, r *Run) error {
 			r.Progress.Step("%s: backport does not apply: %s", t.Name, t.Backport.Error)
 			continue
 		}
-		for _, side := range []struct {
-			name string
-			h    plumbing.Hash
-			dir  *string
-		}{{"base", t.Base, &t.BaseTree}, {"head", t.Head, &t.HeadTree}} {
-			dir := filepath.Join(r.Dir, "src", fmt.Sprintf("%s-%s-%s", safeName(t.Name), side.name, side.h.String()[:12]))
-			if _, err := os.Stat(dir); err == nil {
-				// A re-run into the same --out: the tree of a commit never changes.
-				*side.dir = dir
-				continue
-			}
-			r.Progress.Step("%s: export %s %s", t.Name, side.name, side.h.String()[:12])
-			n, err := t.Repo.Export(ctx, side.h, dir)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(r.Log, "%s %s: %d files in %s\n", t.Name, side.name, n, dir)
-			*side.dir = dir
+		if err := exportTrees(ctx, r, t); err != nil {
+			// The other targets still get their trees.
+			errs = append(errs, fmt.Sprintf("%s: %v", t.Name, err))
+			continue
 		}
 		res.Trees = results.Trees{Base: relPath(r.Dir, t.BaseTree), Head: relPath(r.Dir, t.HeadTree)}
 		r.save()
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
 	}
 	if len(conflicts) > 0 {
 		return results.CheckFailed("backports do not apply: %s", strings.Join(conflicts, "; "))
@@ -60,41 +48,24 @@ func (checkoutStage) Run(ctx context.Context, r *Run) error {
 	return nil
 }
 
-// targetResult fills and returns the Result entry of a target.
-func (r *Run) targetResult(t *Target) *results.TargetResult {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if t.Result != nil {
-		return t.Result
-	}
-	t.Result = &results.TargetResult{
-		Name:     t.Name,
-		Repo:     r.Result.Settings.Repo,
-		Base:     results.CommitRef{Ref: t.BaseRef, Commit: t.Base.String(), BranchTip: t.BranchTip.String(), IsMergeBase: true},
-		Head:     results.CommitRef{Ref: t.HeadRef, Commit: t.Head.String()},
-		Backport: t.Backport,
-	}
-	if t.Head.IsZero() {
-		t.Result.Head.Commit = ""
-	}
-	for _, c := range []*results.CommitRef{&t.Result.Base, &t.Result.Head} {
-		if c.Commit == "" {
+// exportTrees exports t's base and head trees under OUT/src and sets
+// t.BaseTree and t.HeadTree.
+func exportTrees(ctx context.Context, r *Run, t *Target) error {
+	for _, s := range side.Sides {
+		_, h := t.tree(s)
+		dir := filepath.Join(r.Dir, "src", fmt.Sprintf("%s-%s-%s", safeName(t.Name), s, h.String()[:12]))
+		if _, err := os.Stat(dir); err == nil {
+			// A re-run into the same --out: the tree of a commit never changes.
+			t.setTree(s, dir)
 			continue
 		}
-		if commit, err := t.Repo.Commit(plumbing.NewHash(c.Commit)); err == nil {
-			c.Subject, _, _ = strings.Cut(commit.Message, "\n")
-			c.Tree = commit.TreeHash.String()
+		r.Progress.Step("%s: export %s %s", t.Name, s, h.String()[:12])
+		n, err := t.Repo.Export(ctx, h, dir)
+		if err != nil {
+			return err
 		}
+		fmt.Fprintf(r.Log, "%s %s: %d files in %s\n", t.Name, s, n, dir)
+		t.setTree(s, dir)
 	}
-	r.Result.Targets = append(r.Result.Targets, t.Result)
-	return t.Result
-}
-
-func safeName(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '/' || r == ' ' || r == ':' {
-			return '_'
-		}
-		return r
-	}, s)
+	return nil
 }

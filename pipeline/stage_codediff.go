@@ -2,10 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/codediff"
 )
@@ -17,12 +19,12 @@ type codediffStage struct{}
 func (codediffStage) String() string { return "codediff" }
 
 func (codediffStage) Run(ctx context.Context, r *Run) error {
-	var failures []string
+	var failures, errs []string
 	compared := 0
 	for _, t := range r.Targets {
 		res := &results.CodeDiffResult{ExpectNTSNoop: r.Config.ExpectNTSNoop}
 		for _, v := range []builders.Variant{builders.NTS, builders.ZTS} {
-			base, head := t.build("base", v), t.build("head", v)
+			base, head := t.build(side.Base, v), t.build(side.Head, v)
 			if base == nil || head == nil {
 				continue
 			}
@@ -43,14 +45,15 @@ func (codediffStage) Run(ctx context.Context, r *Run) error {
 				res.ZTS = rep
 			}
 		}
-		tr := r.targetResult(t)
-		r.mu.Lock()
-		tr.CodeDiff = res
-		r.mu.Unlock()
-		r.save()
+		r.setTarget(t, func(tr *results.TargetResult) { tr.CodeDiff = res })
 		for _, e := range res.Errors {
-			return fmt.Errorf("%s: %s", t.Name, e)
+			errs = append(errs, t.Name+": "+e)
 		}
+	}
+	// A target that could not be compared does not keep the others from
+	// being compared; it makes the stage an error once they all were.
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
 	}
 	if compared == 0 {
 		return Skip("no base and head builds of the same variant")
@@ -77,14 +80,4 @@ func changedNames(rep *codediff.Report) string {
 		names = append(names[:10], fmt.Sprintf("and %d more", len(names)-10))
 	}
 	return strings.Join(names, ", ")
-}
-
-// build returns the target's successful build of a side and variant.
-func (t *Target) build(side string, v builders.Variant) *builders.Build {
-	for _, b := range t.Builds {
-		if b.OK && b.Variant == v && b.Side == side {
-			return b
-		}
-	}
-	return nil
 }

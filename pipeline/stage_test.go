@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,7 +41,7 @@ func newTestRun(t *testing.T, cfg Config) (*Run, *bytes.Buffer) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "logs"), 0o755)
 	var progress bytes.Buffer
-	r := &Run{Config: &cfg, Dir: dir, Progress: NewProgress(&progress, false), Result: &results.Result{Status: results.StatusRunning}}
+	r := &Run{Config: &cfg, Dir: dir, Log: io.Discard, Progress: NewProgress(&progress, false), Result: &results.Result{Status: results.StatusRunning}}
 	r.file = &resultFile{path: filepath.Join(dir, "results.json"), res: r.Result}
 	return r, &progress
 }

@@ -14,9 +14,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/suites"
-	"github.com/patchproof/patchproof/workloads/mysqld"
 	"github.com/patchproof/patchproof/workloads/phptests"
 )
 
@@ -24,7 +24,7 @@ import (
 const deflakeRuns = 3
 
 // testsStage runs ext/mysqlnd, ext/mysqli and ext/pdo_mysql on every build
-// against a MariaDB the stage starts, then compares base and head.
+// against the run's MariaDB, then compares base and head.
 type testsStage struct{}
 
 func (testsStage) String() string { return "tests" }
@@ -47,13 +47,10 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 	if len(jobs) == 0 {
 		return Skip("no successful builds")
 	}
-	r.Progress.Step("starting MariaDB")
-	db, err := mysqld.Start(ctx, mysqld.Options{Dir: filepath.Join(r.Dir, "mysql"), Log: r.Log})
+	db, err := r.Database(ctx)
 	if err != nil {
 		return err
 	}
-	defer db.Stop()
-	server := db.Version
 	if err := os.MkdirAll(filepath.Join(r.Dir, "tests"), 0o755); err != nil {
 		return err
 	}
@@ -72,53 +69,64 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 		defer logf.Close()
 		return phptests.Run(ctx, phptests.Options{
 			Build: j.name, PHP: j.build.PHP, SrcDir: j.build.Dir, WorkDir: work, Tests: tests, Log: logf,
-			DB: phptests.DB{Host: db.Host, Port: db.Port, Socket: db.Socket, User: db.User, Password: db.Password, Database: dbName},
+			DB: db.Conn.WithDatabase(dbName),
 		})
 	}
 
+	// Every build's suites run, whatever another build's do: a run that
+	// could not be made is its target's error, not the end of the others.
 	runs := make([]*suites.RunResult, len(jobs))
-	g, gctx := errgroup.WithContext(ctx)
+	runErrs := make([]error, len(jobs))
+	var g errgroup.Group
 	g.SetLimit(r.Config.SuiteJobs)
 	var mu sync.Mutex
 	for i, j := range jobs {
 		g.Go(func() error {
 			r.Progress.Step("%s: running the suites (log tests/%s-0.log)", j.name, j.name)
 			stop := heartbeat(r.Progress, time.Minute, func() string { return j.name + ": the suites are running" })
-			run, err := runOne(gctx, j, nil, 0)
+			run, err := runOne(ctx, j, nil, 0)
 			stop()
-			if err != nil {
-				return fmt.Errorf("suites on %s: %w", j.name, err)
-			}
 			mu.Lock()
 			defer mu.Unlock()
+			if err != nil {
+				runErrs[i] = fmt.Errorf("suites on %s: %w", j.name, err)
+				r.Progress.Step("%s: %v", j.name, firstLine(err.Error()))
+				return nil
+			}
 			runs[i] = run
 			r.Progress.Step("%s: %s in %.0fs", j.name, countsText(run.Counts), run.DurationSeconds)
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
+	g.Wait()
 
 	// A run that did not really exercise the server is infrastructure, not
 	// a pass.
 	var infra []string
 	for _, run := range runs {
+		if run == nil {
+			continue
+		}
 		if err := suites.Guard(run, suites.GuardOptions{}); err != nil {
 			infra = append(infra, err.Error())
 		}
 	}
 
-	var regressions []string
+	var regressions, errs []string
 	for _, t := range r.Targets {
-		res := &results.TestsResult{Server: server}
+		res := &results.TestsResult{Server: db.Version}
 		for i, j := range jobs {
-			if j.t == t {
+			if j.t != t {
+				continue
+			}
+			if runErrs[i] != nil {
+				res.Errors = append(res.Errors, runErrs[i].Error())
+			} else {
 				res.Runs = append(res.Runs, runs[i])
 			}
 		}
 		for _, v := range r.Config.Variants {
-			base, head := findRun(jobs, runs, t, "base", builders.Variant(v)), findRun(jobs, runs, t, "head", builders.Variant(v))
+			base, head := findRun(jobs, runs, t, side.Base, builders.Variant(v)), findRun(jobs, runs, t, side.Head, builders.Variant(v))
 			if base == nil || head == nil {
 				continue
 			}
@@ -147,14 +155,11 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 				regressions = append(regressions, fmt.Sprintf("%s %s: %s", t.Name, v, reg.Test))
 			}
 		}
-		tr := r.targetResult(t)
-		r.mu.Lock()
-		tr.Tests = res
-		r.mu.Unlock()
-		r.save()
-		if len(res.Errors) > 0 {
-			return errors.New(strings.Join(res.Errors, "; "))
-		}
+		r.setTarget(t, func(tr *results.TargetResult) { tr.Tests = res })
+		errs = append(errs, res.Errors...)
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
 	}
 	if len(infra) > 0 {
 		return errors.New(strings.Join(infra, "; "))
@@ -165,9 +170,11 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 	return nil
 }
 
-func findRun(jobs []suiteJob, runs []*suites.RunResult, t *Target, side string, v builders.Variant) *suites.RunResult {
+// findRun is the run of t's build of a side and variant, nil when it did
+// not run.
+func findRun(jobs []suiteJob, runs []*suites.RunResult, t *Target, s side.Side, v builders.Variant) *suites.RunResult {
 	for i, j := range jobs {
-		if j.t == t && j.build.Side == side && j.build.Variant == v {
+		if j.t == t && side.Side(j.build.Side) == s && j.build.Variant == v {
 			return runs[i]
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/pipeline"
 	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/workloads/bench"
 )
 
 // The end-to-end tests read the run that scripts/test makes first: the real
@@ -244,7 +245,7 @@ func TestE2EBench(t *testing.T) {
 				continue
 			}
 			locks := s.Locks.LocksPerRequest
-			switch arm.Name {
+			switch arm.Name.String() {
 			case "base-on":
 				if locks < 600 || s.Locks.TopMutexPerRequest < 300 {
 					t.Errorf("base-on: %.1f locks/req, %.1f on the top mutex; want ~771 and ~393", locks, s.Locks.TopMutexPerRequest)
@@ -259,7 +260,7 @@ func TestE2EBench(t *testing.T) {
 	instr := map[string]float64{}
 	for _, arm := range b.Arms {
 		if len(arm.Samples) > 0 && arm.Samples[0].Instructions != nil {
-			instr[arm.Name] = arm.Samples[0].Instructions.InstructionsPerRequest
+			instr[arm.Name.String()] = arm.Samples[0].Instructions.InstructionsPerRequest
 		}
 	}
 	baseCost, headCost := instr["base-on"]/instr["base-off"]-1, instr["head-on"]/instr["head-off"]-1
@@ -268,7 +269,7 @@ func TestE2EBench(t *testing.T) {
 	}
 	// The exact measures are decisive even with CI's 4 passes.
 	for _, m := range b.Measures {
-		if (m.Name == "locks" || m.Name == "instructions") && m.Verdict != "improved" {
+		if (m.Name == "locks" || m.Name == "instructions") && m.Verdict != bench.Improved {
 			t.Errorf("%s: head vs base %q, want improved", m.Name, m.Verdict)
 		}
 	}

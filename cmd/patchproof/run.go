@@ -25,7 +25,7 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&variants, "variants", "nts,zts", "thread-safety `VARIANTS` to build")
 	fs.StringVar(&cfg.Builder, "builder", "host", "where to build: host or docker")
 	fs.StringVar(&cfg.Profile, "profile", "mysql", "configure profile: mysql or official")
-	fs.StringVar(&stages, "stages", "", "run only these `STAGES` ("+strings.Join(pipeline.StageNames, ",")+")")
+	fs.StringVar(&stages, "stages", "", "run only these `STAGES` ("+strings.Join(pipeline.StageNames(), ",")+")")
 	fs.IntVar(&cfg.Jobs, "jobs", 0, "concurrent builds and test runs (default: CPUs/2)")
 	fs.StringVar(&cfg.Out, "out", "patchproof-out", "run `DIR`: results.json, summary.md, logs, trees")
 	fs.StringVar(&cfg.Cache, "cache", "", "cache `DIR`: mirrors, demo, builds (default ~/.cache/patchproof)")

@@ -68,10 +68,13 @@ var Patch []byte
 // CacheDir works.
 type Options struct {
 	CacheDir string // required: the repository and tarball live under CacheDir/demo
-	Source   Source // default PHP8232; a mirror may be set with PATCHPROOF_DEBIAN_MIRROR
-	Patch    []byte // default Patch
-	Log      io.Writer
-	Client   *http.Client
+	Source   Source // default PHP8232
+	// Mirror is a Debian mirror to fetch the default Source from instead
+	// of its URL ($PATCHPROOF_DEBIAN_MIRROR, as the caller reads it).
+	Mirror string
+	Patch  []byte // default Patch
+	Log    io.Writer
+	Client *http.Client
 }
 
 // sig is the fixed author of the demo's commits: fixed so the hashes are the
@@ -83,7 +86,7 @@ var sig = object.Signature{Name: "patchproof demo", Email: "demo@patchproof.inva
 func Ensure(ctx context.Context, opt Options) (string, error) {
 	if opt.Source.Name == "" {
 		opt.Source = PHP8232
-		if m := os.Getenv("PATCHPROOF_DEBIAN_MIRROR"); m != "" {
+		if m := opt.Mirror; m != "" {
 			opt.Source.URL = strings.TrimSuffix(m, "/") + "/pool/main/p/php8.2/" + opt.Source.Name
 		}
 	}

@@ -53,37 +53,26 @@ func (p *summaryWriter) overview(targets []results.JobTarget) {
 	p.blank()
 }
 
-// benchCell sums the benchmark up: each exact measure's verdict on head's
+// benchCell sums the benchmark up: lock calls per request, the number a
+// reviewer looks for first, then each exact measure's verdict on head's
 // cost of statistics against base's.
 func benchCell(b *bench.Result) string {
 	if b == nil {
 		return "not run"
 	}
 	var parts []string
+	if base, head, ok := b.LockCalls(); ok {
+		parts = append(parts, fmt.Sprintf("lock calls/req, statistics on: %.4g → %.4g", base, head))
+	}
 	for _, m := range b.Measures {
-		if m.Name == "locks" {
-			// The number a reviewer looks for first.
-			var baseOn, headOn *bench.ArmSummary
-			for i := range m.Arms {
-				switch m.Arms[i].Arm {
-				case "base-on":
-					baseOn = &m.Arms[i]
-				case "head-on":
-					headOn = &m.Arms[i]
-				}
-			}
-			if baseOn != nil && headOn != nil {
-				parts = append(parts, fmt.Sprintf("lock calls/req, statistics on: %.4g → %.4g", baseOn.Median, headOn.Median))
-			}
-		}
 		if m.Noisy || m.Verdict == "" {
 			continue
 		}
 		icon := "➖"
 		switch m.Verdict {
-		case "improved":
+		case bench.Improved:
 			icon = "✅"
-		case "regressed":
+		case bench.Regressed:
 			icon = "❌"
 		}
 		parts = append(parts, fmt.Sprintf("%s %s %s", icon, strings.ReplaceAll(m.Name, "_", " "), m.Verdict))

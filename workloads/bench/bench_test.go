@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"go/build"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/patchproof/patchproof/internal/golden"
+	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/verify/benchstat/benchfmt"
 	"github.com/patchproof/patchproof/workloads/select20"
 )
@@ -115,18 +117,18 @@ func knownResult(t *testing.T) *Result {
 		"head-off": {{6.32, 2.31, 423372, 0.299, 2700}, {6.38, 2.38, 423521, 0.301, 2690}, {6.33, 2.33, 423400, 0.295, 2720}, {6.31, 2.31, 423450, 0.305, 2640}, {6.36, 2.36, 423390, 0.300, 2680}},
 	}
 	arms := o.arms()
-	byName := map[string]*Arm{}
+	byArm := map[Arm]*ArmSamples{}
 	for _, a := range arms {
-		ra := &Arm{Name: a.String(), Build: a.name, Statistics: onOff(a.stats)}
+		ra := &ArmSamples{Name: a.Arm, Build: a.Side, Statistics: onOff(a.Statistics)}
 		r.Arms = append(r.Arms, ra)
-		byName[ra.Name] = ra
+		byArm[ra.Name] = ra
 	}
 	for p := 1; p <= 5; p++ {
 		pass := Pass{Pass: p}
 		for i, a := range rotate(arms, p) {
-			pass.Order = append(pass.Order, a.String())
+			pass.Order = append(pass.Order, a.Arm)
 			v := data[a.String()][p-1]
-			byName[a.String()].Samples = append(byName[a.String()].Samples, &Sample{
+			byArm[a.Arm].Samples = append(byArm[a.Arm].Samples, &Sample{
 				Pass: p, Position: i + 1,
 				CPU:          &CPUSample{Requests: int64(20 * v.rps), DurationS: 20, CPUSeconds: 20 * v.rps * v.cpu / 1000, CPUMsPerRequest: v.cpu, RequestsPerSec: v.rps, LatencyAvgMs: 5, LatencyP50Ms: 4, LatencyP99Ms: 12},
 				Locks:        &LockSample{Requests: 1000, Locks: uint64(1000 * v.locks), LocksPerRequest: v.locks, TopMutexPerRequest: v.top, DistinctMutexes: 44},
@@ -142,13 +144,14 @@ func knownResult(t *testing.T) *Result {
 func TestAnalyseKnownSamples(t *testing.T) {
 	r := knownResult(t)
 	type verdicts struct {
-		Measure, Base, Head, HeadVsBase string
+		Measure                string
+		Base, Head, HeadVsBase Verdict
 	}
 	var got []verdicts
 	for _, m := range r.Measures {
 		v := verdicts{Measure: m.Name, HeadVsBase: m.Verdict}
 		for _, c := range m.Costs {
-			if c.Build == "base" {
+			if c.Build == side.Base {
 				v.Base = c.Verdict
 			} else {
 				v.Head = c.Verdict
@@ -195,8 +198,7 @@ func TestBenchTxt(t *testing.T) {
 	}
 	for _, m := range r.Measures {
 		for _, a := range m.Arms {
-			build, stats, _ := strings.Cut(a.Arm, "-")
-			got := f.Values("BenchmarkSelect20/build="+build+"/stats="+stats, m.Unit)
+			got := f.Values(fmt.Sprintf("BenchmarkSelect20/build=%s/stats=%s", a.Arm.Side, onOff(a.Arm.Statistics)), m.Unit)
 			if diff := cmp.Diff(a.Values, got); diff != "" {
 				t.Errorf("%s %s (-want +got):\n%s", m.Unit, a.Arm, diff)
 			}

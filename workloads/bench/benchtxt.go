@@ -65,7 +65,7 @@ func (r *Result) WriteBenchTxt(w io.Writer) error {
 		}
 	}
 	name := BenchmarkName(r.Workload)
-	arms := map[string]*Arm{}
+	arms := map[Arm]*ArmSamples{}
 	for _, a := range r.Arms {
 		arms[a.Name] = a
 	}
@@ -115,7 +115,7 @@ func (r *Result) hasMeasure(name string) bool {
 	return false
 }
 
-func (a *Arm) sample(pass int) *Sample {
+func (a *ArmSamples) sample(pass int) *Sample {
 	for _, s := range a.Samples {
 		if s.Pass == pass {
 			return s

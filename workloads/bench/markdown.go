@@ -7,6 +7,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/patchproof/patchproof/internal/side"
 )
 
 // Markdown renders the result for a pull request comment: one compact
@@ -44,7 +46,7 @@ func (r *Result) Markdown(w io.Writer) error {
 		}
 		p("| %s", label)
 		for _, b := range r.Builds {
-			p(" | %s | %s | %s", m.armCell(b.Name+"-off"), m.armCell(b.Name+"-on"), m.costCell(b.Name))
+			p(" | %s | %s | %s", m.armCell(Arm{b.Name, false}), m.armCell(Arm{b.Name, true}), m.costCell(b.Name))
 		}
 		if head {
 			p(" | %s", m.headCell())
@@ -116,7 +118,7 @@ func (r *Result) hasNoisy() bool {
 	return false
 }
 
-func (m *MeasureStats) arm(name string) (ArmSummary, bool) {
+func (m *MeasureStats) arm(name Arm) (ArmSummary, bool) {
 	for _, a := range m.Arms {
 		if a.Arm == name {
 			return a, true
@@ -125,7 +127,7 @@ func (m *MeasureStats) arm(name string) (ArmSummary, bool) {
 	return ArmSummary{}, false
 }
 
-func (m *MeasureStats) armCell(name string) string {
+func (m *MeasureStats) armCell(name Arm) string {
 	a, ok := m.arm(name)
 	if !ok || a.N == 0 {
 		return "–"
@@ -136,7 +138,7 @@ func (m *MeasureStats) armCell(name string) string {
 	return fmt.Sprintf("%s [%s, %s]", value(a.Median), value(a.Lo), value(a.Hi))
 }
 
-func (m *MeasureStats) costCell(build string) string {
+func (m *MeasureStats) costCell(build side.Side) string {
 	for _, c := range m.Costs {
 		if c.Build != build {
 			continue
@@ -147,7 +149,7 @@ func (m *MeasureStats) costCell(build string) string {
 		} else {
 			s = fmt.Sprintf("%s [%s, %s]", signed(c.Diff.Median), signed(c.Diff.Lo), signed(c.Diff.Hi))
 		}
-		if c.Verdict == "no significant change" {
+		if c.Verdict == NoChange {
 			return fmt.Sprintf("~ %s p=%.3f", s, c.P)
 		}
 		return fmt.Sprintf("%s p=%.3f", s, c.P)
@@ -160,8 +162,8 @@ func (m *MeasureStats) headCell() string {
 	if c == nil {
 		return "–"
 	}
-	v := c.Verdict
-	if v == "no significant change" {
+	v := string(c.Verdict)
+	if c.Verdict == NoChange {
 		v = "~"
 	}
 	return fmt.Sprintf("%s (p=%.3f)", v, c.P)
@@ -217,7 +219,7 @@ func (r *Result) markdownDetails(w io.Writer) {
 	}
 	p("- thresholds: alpha %v, minimum effect %s, confidence %s\n", s.Thresholds.Alpha, pct(s.Thresholds.MinEffect), pct(s.Thresholds.Confidence))
 	for _, ps := range r.Passes {
-		p("- pass %d order: %s\n", ps.Pass, strings.Join(ps.Order, ", "))
+		p("- pass %d order: %s\n", ps.Pass, joinArms(ps.Order))
 	}
 	if len(r.Measures) > 0 {
 		p("\n| measure | arm | samples, pass by pass |\n|---|---|---|\n")

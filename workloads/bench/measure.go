@@ -85,7 +85,7 @@ func (b *bencher) cpuRun(ctx context.Context, a arm, dir string) (_ *CPUSample, 
 	if p, ok := r.Latency.Percentile(99); ok {
 		smp.LatencyP99Ms = ms(p)
 	}
-	fmt.Fprintf(o.Log, "bench: %s cpu: %d requests, %.1f req/s, %.4f ms CPU a request\n", a, r.Requests, r.RequestsPerSec, smp.CPUMsPerRequest)
+	b.step("%s cpu: %d requests, %.1f req/s, %.4f ms CPU a request", a, r.Requests, r.RequestsPerSec, smp.CPUMsPerRequest)
 	return smp, nil
 }
 
@@ -186,7 +186,7 @@ func (b *bencher) lockRun(ctx context.Context, a arm, dir string, smp *Sample) (
 	if top, ok := d.Top(); ok {
 		ls.TopMutexPerRequest = float64(top.Lock) / n
 	}
-	fmt.Fprintf(o.Log, "bench: %s locks: %.2f a request, %.2f on the top mutex, %d mutexes\n", a, ls.LocksPerRequest, ls.TopMutexPerRequest, ls.DistinctMutexes)
+	b.step("%s locks: %.2f a request, %.2f on the top mutex, %d mutexes", a, ls.LocksPerRequest, ls.TopMutexPerRequest, ls.DistinctMutexes)
 	return ls, nil
 }
 
@@ -250,7 +250,7 @@ func (b *bencher) instrRun(ctx context.Context, a arm, dir string, smp *Sample) 
 		InstructionsPerRequest: float64(window-marker) / float64(o.CallgrindRequests),
 		NewDBConnections:       nc,
 	}
-	fmt.Fprintf(o.Log, "bench: %s instructions: %.0f a request\n", a, is.InstructionsPerRequest)
+	b.step("%s instructions: %.0f a request", a, is.InstructionsPerRequest)
 	return is, nil
 }
 

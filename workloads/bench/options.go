@@ -13,7 +13,6 @@ import (
 	"github.com/patchproof/patchproof/verify/benchstat"
 	"github.com/patchproof/patchproof/workloads/httpd"
 	"github.com/patchproof/patchproof/workloads/jsonapi"
-	"github.com/patchproof/patchproof/workloads/mysqld"
 	"github.com/patchproof/patchproof/workloads/select20"
 	"github.com/patchproof/patchproof/workloads/workload"
 )
@@ -123,6 +122,10 @@ type Options struct {
 
 	// Log receives a line per step and wrk's output.
 	Log io.Writer
+	// Step, when set, is told the protocol's steps as they happen (the
+	// data loaded, a pass begun, an arm's measure taken), the lines Log
+	// gets with a "bench: " prefix, for a progress display.
+	Step func(step string)
 }
 
 // Defaults, in one place: the report's settings, and CI's.
@@ -214,6 +217,9 @@ func (o Options) resolved() (Options, error) {
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
+	if o.Step == nil {
+		o.Step = func(string) {}
+	}
 	if o.Threads < 1 || o.Passes < 1 || o.LockRequests < 1 || o.CallgrindRequests < 1 {
 		return o, fmt.Errorf("threads %d, passes %d, windows %d and %d: all must be positive", o.Threads, o.Passes, o.LockRequests, o.CallgrindRequests)
 	}
@@ -254,16 +260,4 @@ func WorkloadByName(name string) (workload.Workload, error) {
 		return jsonapi.Workload(), nil
 	}
 	return workload.Workload{}, fmt.Errorf("unknown workload %q (%s)", name, strings.Join(WorkloadNames(), ", "))
-}
-
-// ServerPID returns the process id of a MariaDB started by workloads/mysqld,
-// from its pid file, or 0; DBCPUs needs it.
-func ServerPID(s *mysqld.Server) int {
-	b, err := os.ReadFile(filepath.Join(s.Dir, "mariadbd.pid"))
-	if err != nil {
-		return 0
-	}
-	var pid int
-	fmt.Sscan(string(b), &pid)
-	return pid
 }

@@ -1,5 +1,7 @@
 package bench
 
+import "github.com/patchproof/patchproof/internal/side"
+
 // Result is what a benchmark run found. It becomes part of results.json:
 // names are a published interface; add fields, never rename them.
 type Result struct {
@@ -14,7 +16,7 @@ type Result struct {
 	// Passes lists the order the arms ran in, pass by pass.
 	Passes []Pass `json:"passes"`
 	// Arms holds the raw samples, one per pass.
-	Arms []*Arm `json:"arms"`
+	Arms []*ArmSamples `json:"arms"`
 	// Measures holds the statistics of each measure.
 	Measures []*MeasureStats `json:"measures"`
 	Warnings []string        `json:"warnings,omitempty"`
@@ -60,22 +62,22 @@ type Thresholds struct {
 
 // Build is a measured build.
 type Build struct {
-	Name   string `json:"name"` // base or head
-	PHP    string `json:"php,omitempty"`
-	Module string `json:"module"`
-	SrcDir string `json:"src_dir,omitempty"`
+	Name   side.Side `json:"name"`
+	PHP    string    `json:"php,omitempty"`
+	Module string    `json:"module"`
+	SrcDir string    `json:"src_dir,omitempty"`
 }
 
 // Pass is the order of one pass's arms.
 type Pass struct {
-	Pass  int      `json:"pass"`
-	Order []string `json:"order"` // arm names, "base-on", ...
+	Pass  int   `json:"pass"`
+	Order []Arm `json:"order"`
 }
 
-// Arm is one build with statistics on or off, and its samples.
-type Arm struct {
-	Name       string    `json:"name"`       // "base-on"
-	Build      string    `json:"build"`      // base or head
+// ArmSamples are an arm's samples, pass by pass.
+type ArmSamples struct {
+	Name       Arm       `json:"name"`
+	Build      side.Side `json:"build"`
 	Statistics string    `json:"statistics"` // on or off
 	Samples    []*Sample `json:"samples"`
 }
@@ -144,15 +146,14 @@ type MeasureStats struct {
 	// HeadVsBase compares head's cost of statistics with base's; absent
 	// without a head build.
 	HeadVsBase *Comparison `json:"head_vs_base,omitempty"`
-	// Verdict is HeadVsBase's: improved, regressed or "no significant
-	// change"; without a head, empty.
-	Verdict  string   `json:"verdict,omitempty"`
+	// Verdict is HeadVsBase's; without a head, empty.
+	Verdict  Verdict  `json:"verdict,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ArmSummary is one arm's median with its confidence interval.
 type ArmSummary struct {
-	Arm        string    `json:"arm"`
+	Arm        Arm       `json:"arm"`
 	N          int       `json:"n"`
 	Median     float64   `json:"median"`
 	Lo         float64   `json:"lo"`
@@ -164,7 +165,7 @@ type ArmSummary struct {
 // CostStats is the cost of statistics in one build: on against off,
 // paired by pass.
 type CostStats struct {
-	Build string `json:"build"`
+	Build side.Side `json:"build"`
 	// Ratio is the median on/off ratio of the passes with its interval;
 	// absent (zero N) when an off value is not positive.
 	Ratio Interval `json:"ratio"`
@@ -178,7 +179,7 @@ type CostStats struct {
 	// P is the Mann-Whitney U test of the on against the off sample.
 	P       float64 `json:"p"`
 	Effect  float64 `json:"effect"` // median ratio − 1
-	Verdict string  `json:"verdict"`
+	Verdict Verdict `json:"verdict"`
 }
 
 // Interval is a median with its confidence interval.
@@ -204,5 +205,5 @@ type Comparison struct {
 	Diff    Interval `json:"diff"`
 	P       float64  `json:"p"`
 	Effect  float64  `json:"effect"`
-	Verdict string   `json:"verdict"`
+	Verdict Verdict  `json:"verdict"`
 }

@@ -11,34 +11,25 @@ import (
 	"strings"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/workloads/cputime"
 	"github.com/patchproof/patchproof/workloads/httpd"
 	"github.com/patchproof/patchproof/workloads/lockcount"
 	"github.com/patchproof/patchproof/workloads/workload"
 )
 
-// An arm is one build with statistics on or off.
+// An arm is an Arm with the build it runs.
 type arm struct {
+	Arm
 	build BuildRef
-	name  string // base or head
-	stats bool
-}
-
-func (a arm) String() string { return a.name + "-" + onOff(a.stats) }
-
-func onOff(b bool) string {
-	if b {
-		return "on"
-	}
-	return "off"
 }
 
 // arms lists the arms in their canonical order: base on, base off, head
 // on, head off.
 func (o Options) arms() []arm {
-	as := []arm{{o.Base, "base", true}, {o.Base, "base", false}}
+	as := []arm{{Arm{side.Base, true}, o.Base}, {Arm{side.Base, false}, o.Base}}
 	if !o.Head.IsZero() {
-		as = append(as, arm{o.Head, "head", true}, arm{o.Head, "head", false})
+		as = append(as, arm{Arm{side.Head, true}, o.Head}, arm{Arm{side.Head, false}, o.Head})
 	}
 	return as
 }
@@ -83,24 +74,24 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		return b.res, fmt.Errorf("bench: %w", err)
 	}
 	arms := opt.arms()
-	byName := map[string]*Arm{}
+	byArm := map[Arm]*ArmSamples{}
 	for _, a := range arms {
-		ra := &Arm{Name: a.String(), Build: a.name, Statistics: onOff(a.stats)}
+		ra := &ArmSamples{Name: a.Arm, Build: a.Side, Statistics: onOff(a.Statistics)}
 		b.res.Arms = append(b.res.Arms, ra)
-		byName[ra.Name] = ra
+		byArm[ra.Name] = ra
 	}
 	for p := 1; p <= opt.Passes; p++ {
 		order := rotate(arms, p)
 		pass := Pass{Pass: p}
 		for _, a := range order {
-			pass.Order = append(pass.Order, a.String())
+			pass.Order = append(pass.Order, a.Arm)
 		}
 		b.res.Passes = append(b.res.Passes, pass)
-		fmt.Fprintf(opt.Log, "bench: pass %d of %d: %s\n", p, opt.Passes, strings.Join(pass.Order, ", "))
+		b.step("pass %d of %d: %s", p, opt.Passes, joinArms(pass.Order))
 		for i, a := range order {
 			s, err := b.runArm(ctx, a, p, i+1)
 			if s != nil {
-				byName[a.String()].Samples = append(byName[a.String()].Samples, s)
+				byArm[a.Arm].Samples = append(byArm[a.Arm].Samples, s)
 			}
 			if err != nil {
 				b.writeJSON()
@@ -137,9 +128,9 @@ func newResult(o Options) *Result {
 	for _, m := range o.Measures {
 		res.Settings.Measures = append(res.Settings.Measures, string(m))
 	}
-	res.Builds = append(res.Builds, Build{"base", o.Base.PHP, o.Base.Module, o.Base.SrcDir})
+	res.Builds = append(res.Builds, Build{side.Base, o.Base.PHP, o.Base.Module, o.Base.SrcDir})
 	if !o.Head.IsZero() {
-		res.Builds = append(res.Builds, Build{"head", o.Head.PHP, o.Head.Module, o.Head.SrcDir})
+		res.Builds = append(res.Builds, Build{side.Head, o.Head.PHP, o.Head.Module, o.Head.SrcDir})
 	} else {
 		res.Warnings = append(res.Warnings, "no head build: base measured alone, no comparison")
 	}
@@ -170,7 +161,7 @@ func (b *bencher) prepare(ctx context.Context) error {
 		return err
 	}
 	if !o.SkipLoad {
-		fmt.Fprintf(o.Log, "bench: loading %s into the database\n", o.Workload.Name)
+		b.step("loading %s into the database", o.Workload.Name)
 		if err := workload.Load(ctx, o.DB, o.Workload, o.Dir); err != nil {
 			return err
 		}
@@ -247,7 +238,7 @@ func (b *bencher) serverOptions(a arm, dir string) httpd.Options {
 	o := b.opt
 	w := o.Workload
 	stats := "0"
-	if a.stats {
+	if a.Statistics {
 		stats = "1"
 	}
 	return httpd.Options{
@@ -270,6 +261,22 @@ func (b *bencher) serverOptions(a arm, dir string) httpd.Options {
 // the run; err, if any, comes first.
 func stopServer(s *httpd.Server, err error) error {
 	return errors.Join(err, s.Stop())
+}
+
+// step says what the protocol is doing: a line in the log, and a step for
+// Options.Step.
+func (b *bencher) step(format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	fmt.Fprintf(b.opt.Log, "bench: %s\n", msg)
+	b.opt.Step(msg)
+}
+
+func joinArms(as []Arm) string {
+	s := make([]string, len(as))
+	for i, a := range as {
+		s[i] = a.String()
+	}
+	return strings.Join(s, ", ")
 }
 
 func (b *bencher) writeJSON() error {

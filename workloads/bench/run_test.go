@@ -87,7 +87,7 @@ func TestQuickRun(t *testing.T) {
 	dir := reachableDir(t)
 	res, err := Run(ctx, Options{
 		Base: base, Head: head,
-		DB: workload.ServerDB(db), DBPID: ServerPID(db),
+		DB: workload.DB{Conn: db.Conn}, DBPID: db.PID,
 		Dir: dir, Quick: true,
 		Log: testLog{t},
 	})
@@ -97,9 +97,9 @@ func TestQuickRun(t *testing.T) {
 	if res.CPUSource == "" {
 		t.Error("no CPU source recorded")
 	}
-	arms := map[string]*Arm{}
+	arms := map[string]*ArmSamples{}
 	for _, a := range res.Arms {
-		arms[a.Name] = a
+		arms[a.Name.String()] = a
 		if len(a.Samples) != 2 {
 			t.Fatalf("%s: %d samples, want 2", a.Name, len(a.Samples))
 		}
@@ -187,7 +187,7 @@ func TestJSONAPIWorkload(t *testing.T) {
 	db := startDB(t, ctx)
 	dir := reachableDir(t)
 	res, err := Run(ctx, Options{
-		Base: base, DB: workload.ServerDB(db), Dir: dir, Quick: true, Passes: 1,
+		Base: base, DB: workload.DB{Conn: db.Conn}, Dir: dir, Quick: true, Passes: 1,
 		Workload: jsonapi.Workload(), Measures: []Measure{MeasureLocks},
 		Threads: 4, LockRequests: 50, Log: testLog{t},
 	})

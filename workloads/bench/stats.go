@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/verify/benchstat"
 )
 
@@ -21,7 +22,7 @@ type measureDef struct {
 // measureDefs lists the reported measures in the order the report shows
 // them: the exact counts first, the noisy timings last.
 var measureDefs = []measureDef{
-	{"locks", "locks/req", "lock calls/req", benchstat.LowerIsBetter, false, MeasureLocks,
+	{lockCalls, "locks/req", "lock calls/req", benchstat.LowerIsBetter, false, MeasureLocks,
 		func(s *Sample) (float64, bool) {
 			if s.Locks == nil {
 				return 0, false
@@ -75,7 +76,7 @@ func (r *Result) analyse(o Options) {
 			continue
 		}
 		ms := &MeasureStats{Name: d.name, Unit: d.unit, Better: betterWord(d.better), Noisy: d.noisy}
-		samples := map[string]benchstat.Sample{}
+		samples := map[Arm]benchstat.Sample{}
 		for _, a := range r.Arms {
 			var vs []float64
 			for _, s := range a.Samples {
@@ -91,20 +92,20 @@ func (r *Result) analyse(o Options) {
 				Confidence: sum.Confidence, Values: vs,
 			})
 		}
-		costs := map[string]benchstat.Cost{}
+		costs := map[side.Side]benchstat.Cost{}
 		for _, b := range r.Builds {
-			on, off := samples[b.Name+"-on"], samples[b.Name+"-off"]
+			on, off := samples[Arm{b.Name, true}], samples[Arm{b.Name, false}]
 			c, err := benchstat.PairedCost(on, off, d.better, th)
 			if err != nil {
-				ms.Warnings = appendNew(ms.Warnings, b.Name+": "+err.Error())
+				ms.Warnings = appendNew(ms.Warnings, string(b.Name)+": "+err.Error())
 				continue
 			}
 			costs[b.Name] = c
 			ms.Costs = append(ms.Costs, costStats(b.Name, c))
 			ms.Warnings = appendNew(ms.Warnings, c.Warnings...)
 		}
-		base, okb := costs["base"]
-		head, okh := costs["head"]
+		base, okb := costs[side.Base]
+		head, okh := costs[side.Head]
 		if okb && okh {
 			c := benchstat.CompareCosts(base, head, th)
 			ms.HeadVsBase = comparison(c, base.Ratios.Values != nil && head.Ratios.Values != nil)
@@ -134,11 +135,11 @@ func betterWord(b benchstat.Better) string {
 }
 
 // verdictWord spells a verdict for results.json.
-func verdictWord(v benchstat.Verdict) string {
+func verdictWord(v benchstat.Verdict) Verdict {
 	if v == benchstat.Unchanged {
-		return "no significant change"
+		return NoChange
 	}
-	return v.String()
+	return Verdict(v.String())
 }
 
 // num makes a statistic JSON-safe: encoding/json refuses NaN and ±Inf,
@@ -154,7 +155,7 @@ func interval(s benchstat.Summary) Interval {
 	return Interval{N: s.N, Median: num(s.Center), Lo: num(s.Lo), Hi: num(s.Hi), Confidence: num(s.Confidence)}
 }
 
-func costStats(build string, c benchstat.Cost) CostStats {
+func costStats(build side.Side, c benchstat.Cost) CostStats {
 	return CostStats{
 		Build: build,
 		Ratio: interval(c.Ratio),

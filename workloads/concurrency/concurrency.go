@@ -300,7 +300,7 @@ func start(ctx context.Context, opt Options) (*httpd.Server, error) {
 		Files:   w.Files,
 		INI:     map[string]string{"mysqlnd.collect_statistics": "1"},
 		Env: map[string]string{
-			"PP_DB_SOCKET": db.Socket, "PP_DB_USER": db.User, "PP_DB_PASSWORD": db.Password, "PP_DB_NAME": db.Name,
+			"PP_DB_SOCKET": db.Socket, "PP_DB_USER": db.User, "PP_DB_PASSWORD": db.Password, "PP_DB_NAME": db.Database,
 		},
 		Environ: opt.Environ,
 		Probe:   httpd.Probe{Path: w.Path, Check: w.Check},

@@ -33,7 +33,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestOptionsRejected(t *testing.T) {
-	base := Options{Module: "/m.so", Dir: "/d", DB: workload.DB{Socket: "/s"}}
+	base := Options{Module: "/m.so", Dir: "/d", DB: workload.DB{Conn: mysqld.Conn{Socket: "/s"}}}
 	tests := []struct {
 		name string
 		mod  func(*Options)
@@ -120,7 +120,7 @@ func TestCountersExactOnBase(t *testing.T) {
 	defer db.Stop()
 	const n = 2000
 	res, err := Counters(ctx, Options{
-		Module: mod, Dir: reachableDir(t), DB: workload.ServerDB(db), Requests: n, Log: testLog{t},
+		Module: mod, Dir: reachableDir(t), DB: workload.DB{Conn: db.Conn}, Requests: n, Log: testLog{t},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -25,13 +25,12 @@ import (
 )
 
 // Server is a running MariaDB. Connect over TCP to Host:Port or over the unix
-// socket Socket, as User with Password.
+// socket Socket, as User with Password: its Conn.
 type Server struct {
-	Host     string // always 127.0.0.1: the server listens on loopback only
-	Port     int
-	Socket   string
-	User     string
-	Password string
+	Conn
+	// PID is mariadbd's process id (also its process group), for pinning
+	// it to CPUs.
+	PID int
 
 	// Version is what VERSION() answers: the short version given to the
 	// server, e.g. "10.11.19-MariaDB".
@@ -108,9 +107,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	}
 
 	s := &Server{
-		Host:     "127.0.0.1",
-		User:     opt.User,
-		Password: opt.Password,
+		Conn:     Conn{Host: "127.0.0.1", User: opt.User, Password: opt.Password},
 		Version:  version,
 		Dir:      dir,
 		ErrorLog: filepath.Join(dir, "mariadbd.err"),
@@ -144,7 +141,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		}
 		err = s.waitReady(ctx, p)
 		if err == nil {
-			s.proc = p
+			s.proc, s.PID = p, p.Pid()
 			fmt.Fprintf(opt.Log, "mariadb %s ready on 127.0.0.1:%d and %s\n", s.Version, s.Port, s.Socket)
 			return s, nil
 		}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/patchproof/patchproof/workloads/mysqld"
 )
 
 // writeTree makes files (path -> content) under a new temporary directory.
@@ -147,7 +149,7 @@ func TestPlanTargets(t *testing.T) {
 func TestEnvironment(t *testing.T) {
 	parent := []string{"PATH=/usr/bin", "HOME=/root", "MYSQL_TEST_HOST=elsewhere", "PDOTEST_DSN=sqlite::memory:",
 		"TEST_PHP_ARGS=-j8", "PHPRC=/etc/php", "TMPDIR=/var/tmp"}
-	opt := Options{PHP: "/b/sapi/cli/php", WorkDir: "/w", DB: DB{Host: "127.0.0.1", Port: 3307, Socket: "/w/s.sock", User: "u", Password: "p", Database: "d1"}}
+	opt := Options{PHP: "/b/sapi/cli/php", WorkDir: "/w", DB: mysqld.Conn{Host: "127.0.0.1", Port: 3307, Socket: "/w/s.sock", User: "u", Password: "p", Database: "d1"}}
 	got := environment(parent, opt, "/w/results/x.junit.xml")
 	want := []string{
 		"PATH=/usr/bin", "HOME=/root",

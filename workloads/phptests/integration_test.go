@@ -43,9 +43,7 @@ func startServer(t *testing.T, db string) *mysqld.Server {
 	return s
 }
 
-func dbOf(s *mysqld.Server, database string) DB {
-	return DB{Host: s.Host, Port: s.Port, Socket: s.Socket, User: s.User, Password: s.Password, Database: database}
-}
+func dbOf(s *mysqld.Server, database string) mysqld.Conn { return s.Conn.WithDatabase(database) }
 
 // A handful of real tests, among them those the server settings fix
 // (mysqli_query: VERSION() into a VARCHAR(25); *_connect_attr: the

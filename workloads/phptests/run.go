@@ -34,20 +34,11 @@ import (
 
 	"github.com/patchproof/patchproof/internal/proc"
 	"github.com/patchproof/patchproof/verify/suites"
+	"github.com/patchproof/patchproof/workloads/mysqld"
 )
 
 // DefaultSuites are run when Options.Suites is empty, those the tree has.
 var DefaultSuites = []string{"ext/mysqlnd/tests", "ext/mysqli/tests", "ext/pdo_mysql/tests"}
-
-// DB says where the server is and how to log in.
-type DB struct {
-	Host     string // default 127.0.0.1
-	Port     int    // default 3306
-	Socket   string // unix socket, optional
-	User     string
-	Password string
-	Database string // default "test"
-}
 
 // Options configure Run. PHP, SrcDir and WorkDir are required.
 type Options struct {
@@ -64,7 +55,9 @@ type Options struct {
 	// (ext/pdo/tests/x.phpt) runs its redirecting test and keeps only x.
 	Tests []string
 
-	DB DB
+	// DB is the server and how to log in: Host default 127.0.0.1, Port
+	// 3306, Database "test"; Socket is optional.
+	DB mysqld.Conn
 
 	// Log receives run-tests' output. Default: discarded.
 	Log io.Writer

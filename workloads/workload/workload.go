@@ -57,15 +57,12 @@ func (w Workload) HeaderLines() []string {
 	return lines
 }
 
-// DB is where a workload's data lives and how PHP reaches it.
+// DB is where a workload's data lives and how PHP reaches it: the server's
+// Conn (Host default 127.0.0.1; the Socket is the loader's and, with
+// UseSocket, PHP's; Database default the workload's name), and how to use
+// it.
 type DB struct {
-	Host     string // default 127.0.0.1
-	Port     int
-	Socket   string // the unix socket, for the loader and, with UseSocket, for PHP
-	User     string
-	Password string
-	// Name is the database; default the workload's name.
-	Name string
+	mysqld.Conn
 	// UseSocket makes PHP connect over Socket instead of TCP. TCP is the
 	// report's setup; a persistent connection per thread keeps TIME_WAIT
 	// sockets from piling up either way.
@@ -80,10 +77,10 @@ var ErrNoDatabase = errors.New("no database server given")
 
 var safeName = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
 
-// WithName returns db with Name set to name when it has none.
+// WithName returns db with its Database set to name when it has none.
 func (db DB) WithName(name string) DB {
-	if db.Name == "" {
-		db.Name = name
+	if db.Database == "" {
+		db.Database = name
 	}
 	return db
 }
@@ -91,9 +88,9 @@ func (db DB) WithName(name string) DB {
 // DSN is the PDO DSN PHP connects with.
 func (db DB) DSN() string {
 	if db.UseSocket && db.Socket != "" {
-		return fmt.Sprintf("mysql:unix_socket=%s;dbname=%s", db.Socket, db.Name)
+		return fmt.Sprintf("mysql:unix_socket=%s;dbname=%s", db.Socket, db.Database)
 	}
-	return fmt.Sprintf("mysql:host=%s;port=%d;dbname=%s", db.host(), db.Port, db.Name)
+	return fmt.Sprintf("mysql:host=%s;port=%d;dbname=%s", db.host(), db.Port, db.Database)
 }
 
 // Env is what the workload's PHP reads its database from.
@@ -112,7 +109,7 @@ func (db DB) host() string {
 	return db.Host
 }
 
-// Load creates database db.Name (default w.Name) if missing and runs the
+// Load creates database db.Database (default w.Name) if missing and runs the
 // workload's schema in it with the command-line client, over the socket when
 // there is one. dir receives the client's option file (mode 0600: it holds
 // the password) and is left as it was otherwise.
@@ -121,8 +118,8 @@ func Load(ctx context.Context, db DB, w Workload, dir string) error {
 	if db.Socket == "" && db.Port == 0 {
 		return fmt.Errorf("load %s: %w", w.Name, ErrNoDatabase)
 	}
-	if !safeName.MatchString(db.Name) {
-		return fmt.Errorf("load %s: database name %q: want letters, digits and _", w.Name, db.Name)
+	if !safeName.MatchString(db.Database) {
+		return fmt.Errorf("load %s: database name %q: want letters, digits and _", w.Name, db.Database)
 	}
 	client := db.Client
 	if client == "" {
@@ -133,14 +130,14 @@ func Load(ctx context.Context, db DB, w Workload, dir string) error {
 		return fmt.Errorf("load %s: %w", w.Name, err)
 	}
 	defer os.Remove(cnf)
-	sql := fmt.Sprintf("CREATE DATABASE IF NOT EXISTS `%s` CHARACTER SET utf8mb4;\nUSE `%s`;\n%s", db.Name, db.Name, w.Schema)
+	sql := fmt.Sprintf("CREATE DATABASE IF NOT EXISTS `%s` CHARACTER SET utf8mb4;\nUSE `%s`;\n%s", db.Database, db.Database, w.Schema)
 	cmd := exec.CommandContext(ctx, client, "--defaults-file="+cnf, "--batch")
 	cmd.Stdin = strings.NewReader(sql)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("load %s into %s: %s: %w: %s", w.Name, db.Name, client, err, strings.TrimSpace(out.String()))
+		return fmt.Errorf("load %s into %s: %s: %w: %s", w.Name, db.Database, client, err, strings.TrimSpace(out.String()))
 	}
 	return nil
 }
@@ -206,10 +203,4 @@ func writeClientConfig(db DB, dir string) (string, error) {
 		return "", err
 	}
 	return filepath.Clean(f.Name()), nil
-}
-
-// ServerDB is the DB of a MariaDB that workloads/mysqld started, as its
-// user; Name is left for Load to fill in.
-func ServerDB(s *mysqld.Server) DB {
-	return DB{Host: s.Host, Port: s.Port, Socket: s.Socket, User: s.User, Password: s.Password}
 }

@@ -21,16 +21,16 @@ func TestDSN(t *testing.T) {
 		db   workload.DB
 		want string
 	}{
-		{workload.DB{Port: 3307, Name: "select20"}, "mysql:host=127.0.0.1;port=3307;dbname=select20"},
-		{workload.DB{Host: "db", Port: 3306, Socket: "/s.sock", Name: "x"}, "mysql:host=db;port=3306;dbname=x"},
-		{workload.DB{Port: 3306, Socket: "/s.sock", UseSocket: true, Name: "x"}, "mysql:unix_socket=/s.sock;dbname=x"},
+		{workload.DB{Conn: mysqld.Conn{Port: 3307, Database: "select20"}}, "mysql:host=127.0.0.1;port=3307;dbname=select20"},
+		{workload.DB{Conn: mysqld.Conn{Host: "db", Port: 3306, Socket: "/s.sock", Database: "x"}}, "mysql:host=db;port=3306;dbname=x"},
+		{workload.DB{Conn: mysqld.Conn{Port: 3306, Socket: "/s.sock", Database: "x"}, UseSocket: true}, "mysql:unix_socket=/s.sock;dbname=x"},
 	}
 	for _, tt := range tests {
 		if got := tt.db.DSN(); got != tt.want {
 			t.Errorf("%+v: DSN %q, want %q", tt.db, got, tt.want)
 		}
 	}
-	env := workload.DB{Port: 1, User: "u", Password: "p"}.WithName("w").Env()
+	env := workload.DB{Conn: mysqld.Conn{Port: 1, User: "u", Password: "p"}}.WithName("w").Env()
 	if diff := cmp.Diff(map[string]string{"PP_DB_DSN": "mysql:host=127.0.0.1;port=1;dbname=w", "PP_DB_USER": "u", "PP_DB_PASSWORD": "p"}, env); diff != "" {
 		t.Errorf("env (-want +got):\n%s", diff)
 	}
@@ -54,7 +54,7 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	db := workload.ServerDB(s)
+	db := workload.DB{Conn: s.Conn}
 	dir := t.TempDir()
 	query := func(name, sql string) string {
 		t.Helper()

@@ -1,0 +1,79 @@
+package bench
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/patchproof/patchproof/internal/side"
+)
+
+// An Arm is one build (a side) with mysqlnd's statistics on or off.
+// results.json, bench.txt's pass orders and the report spell it
+// "base-on", "base-off", "head-on", "head-off".
+type Arm struct {
+	Side       side.Side
+	Statistics bool
+}
+
+func (a Arm) String() string { return string(a.Side) + "-" + onOff(a.Statistics) }
+
+// MarshalText spells a as String does.
+func (a Arm) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// UnmarshalText reads what MarshalText writes.
+func (a *Arm) UnmarshalText(b []byte) error {
+	s, stats, ok := strings.Cut(string(b), "-")
+	if !ok || (s != string(side.Base) && s != string(side.Head)) || (stats != "on" && stats != "off") {
+		return fmt.Errorf("arm %q: want base-on, base-off, head-on or head-off", b)
+	}
+	*a = Arm{Side: side.Side(s), Statistics: stats == "on"}
+	return nil
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+// Verdict is what a comparison of a measure concludes, as results.json
+// spells it; "" where nothing was compared (no head build).
+type Verdict string
+
+const (
+	Improved  Verdict = "improved"
+	Regressed Verdict = "regressed"
+	NoChange  Verdict = "no significant change"
+)
+
+// Regressions names the measures whose cost of statistics is worse in head
+// than in base. The noisy ones (CPU time, throughput, on a shared machine)
+// inform and are left out: they never gate a run.
+func (r *Result) Regressions() []string {
+	var names []string
+	for _, m := range r.Measures {
+		if m.Verdict == Regressed && !m.Noisy {
+			names = append(names, m.Name)
+		}
+	}
+	return names
+}
+
+// lockCalls is the measure of pthread_mutex_lock calls per request.
+const lockCalls = "locks"
+
+// LockCalls is the number a reviewer looks for first: pthread_mutex_lock
+// calls per request with statistics on, base's median and head's. ok is
+// false when locks were not measured or there is no head.
+func (r *Result) LockCalls() (base, head float64, ok bool) {
+	for _, m := range r.Measures {
+		if m.Name != lockCalls {
+			continue
+		}
+		b, okb := m.arm(Arm{side.Base, true})
+		h, okh := m.arm(Arm{side.Head, true})
+		return b.Median, h.Median, okb && okh
+	}
+	return 0, 0, false
+}
