@@ -41,7 +41,7 @@ type Config struct {
 	Cache     string // mirrors, demo, build cache; default cachedir.Default()
 
 	ExpectNTSNoop bool // changed NTS machine code fails the run
-	// Bench is the benchmark's settings: "quick" (CI: 2 passes of 3 s,
+	// Bench is the benchmark's settings: "quick" (CI: 4 passes of 3 s,
 	// 200-request windows) or "report" (the report's: 50 connections, 20 s,
 	// 6 passes), for runners.
 	Bench   string
@@ -181,7 +181,7 @@ func (c *Config) wants(stage string) bool {
 }
 
 // validate checks what can be checked before anything runs. Its errors are
-// *InputError.
+// *results.InputError.
 func (c *Config) validate() error {
 	for _, s := range c.Stages {
 		if !slices.Contains(StageNames(), s) {

@@ -1,8 +1,13 @@
-// Package pipeline owns a patchproof run: the plan of targets (each a base and
-// a head commit), the ordered stages that check them, and the Result
-// (results.json) that every stage adds to. A failed stage does not stop the
-// others; each stage checks its own inputs, so a run always ends with a
-// report that says what passed, what failed and what could not run.
+// Package pipeline owns a patchproof run: its Config (the one place the
+// environment is read), the plan of targets (each a base and a head commit),
+// the ordered list of stages that check them and the wrappers around every
+// stage (recording, selection, logs), and what the stages share for the
+// run's length (the MariaDB of Run.Database). The Result every stage adds to
+// is pipeline/results'; the report is pipeline/report's.
+//
+// A failed stage does not stop the others; each stage checks its own
+// inputs, so a run always ends with a report that says what passed, what
+// failed and what could not run.
 package pipeline
 
 import (
@@ -108,10 +113,10 @@ func StageNames() []string {
 	return names
 }
 
-// Execute runs the pipeline. It returns nil when every check passed, an error
-// wrapping ErrCheckFailed when a check failed, and any other error when the
-// run could not be completed. Input errors are *InputError and are reported
-// before anything is written.
+// Execute runs the pipeline. It returns nil when every check passed, an
+// error wrapping results.ErrCheckFailed when a check failed, and any other
+// error when the run could not be completed. Input errors are
+// *results.InputError and are reported before anything is written.
 func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 	cfg.setDefaults()
 	if err := cfg.validate(); err != nil {

@@ -71,7 +71,7 @@ func TestE2EDemo(t *testing.T) {
 		t.Errorf("builds = %s", got)
 	}
 
-	// NTS: every mysqlnd function the same machine code (FACTS: 484 in 8.2.32).
+	// NTS: every mysqlnd function the same machine code (484 in 8.2.32).
 	cd := tg.CodeDiff
 	if cd == nil || cd.NTS == nil {
 		t.Fatal("no NTS machine-code comparison")
@@ -211,7 +211,7 @@ func TestE2ETests(t *testing.T) {
 		t.Fatalf("tests = %+v, want runs on the four builds", tests)
 	}
 	for _, run := range tests.Runs {
-		// FACTS: ~684 tests, a handful of environment failures.
+		// PHP 8.2.32: ~684 tests, a handful of environment failures.
 		if run.Counts.Total < 600 || run.Counts.Pass < 550 || run.Counts.Fail > 10 {
 			t.Errorf("%s: %+v", run.Build, run.Counts)
 		}
@@ -227,7 +227,7 @@ func TestE2ETests(t *testing.T) {
 }
 
 // The benchmark: base ZTS takes ~771 locks per request with statistics on
-// (FACTS), a handful off; head's mysqlnd share is gone. Instructions per
+// (as measured with PHP 8.2.32), a handful off; head's mysqlnd share is gone. Instructions per
 // request cost more with statistics on in base than in head.
 func TestE2EBench(t *testing.T) {
 	res, out := e2eResult(t)

@@ -105,7 +105,8 @@ func TestQuickRun(t *testing.T) {
 		}
 	}
 	for _, s := range arms["base-on"].Samples {
-		// FACTS: 771 calls with statistics on, 393 on the global mutex.
+		// Measured with PHP 8.2.32: 771 calls with statistics on, 393 on
+		// the global mutex.
 		if l := s.Locks; l.LocksPerRequest < 300 || l.TopMutexPerRequest < 100 {
 			t.Errorf("base, statistics on, pass %d: %.1f lock calls a request, %.1f on the top mutex; want > 300 and > 100", s.Pass, l.LocksPerRequest, l.TopMutexPerRequest)
 		}

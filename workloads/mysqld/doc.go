@@ -1,6 +1,7 @@
 // Package mysqld owns the MySQL-compatible server that PHP's MySQL test suites
-// run against: a private MariaDB instance with its own datadir, started and
-// stopped by patchproof.
+// and the benchmark's workloads run against: a private MariaDB instance with
+// its own datadir, started and stopped by patchproof, and Conn, how its
+// clients reach it.
 //
 // Start initialises a datadir under Options.Dir (mariadb-install-db, once),
 // starts mariadbd on a free loopback port and a unix socket, creates a user
@@ -9,7 +10,7 @@
 // down (SIGTERM, then SIGKILL after Options.StopTimeout).
 //
 // The server is configured to behave like MySQL as PHP's tests expect it
-// (see FACTS.md, "PHP's MySQL test suites against MariaDB"):
+// (what PHP 8.2.32's suites needed against Debian's MariaDB):
 //   - version=<short version>: MariaDB's own VERSION() is 26 characters and
 //     overflows a VARCHAR(25) in three mysqli tests;
 //   - utf8mb4 as server character set, local_infile on, name resolution off,

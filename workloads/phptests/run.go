@@ -11,10 +11,11 @@
 // CONFLICTS file, so -j gives nothing inside one), in its own process group,
 // killed with its children when the context ends.
 //
-// The environment is the one FACTS.md measured: NO_INTERACTION,
+// The environment is what the suites read: NO_INTERACTION,
 // TEST_PHP_EXECUTABLE, MYSQL_TEST_* and PDO_MYSQL_TEST_*, with
 // MYSQL_TEST_SKIP_CONNECT_FAILURE on, so an unreachable server shows as
-// skips, which verify/suites.Guard then refuses.
+// skips, which verify/suites.Guard then refuses. The server is given as a
+// workloads/mysqld.Conn.
 package phptests
 
 import (
