@@ -2,51 +2,55 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/markdown"
 	"github.com/patchproof/patchproof/pipeline/results"
-	"github.com/patchproof/patchproof/verify/codediff"
 	"github.com/patchproof/patchproof/workloads/bench"
 )
+
+// A column of the overview beyond the four every target has: shown when
+// some target has the check's part of the result.
+type column struct {
+	header string
+	has    func(t results.JobTarget) bool
+	cell   func(t results.JobTarget) string
+}
+
+// columns are the overview's optional columns, in order. A check that
+// wants a line in the reviewer's minute adds its column here.
+var columns = []column{
+	{"tests", func(t results.JobTarget) bool { return t.Tests != nil }, func(t results.JobTarget) string { return testsCell(t.Tests) }},
+	{"cost of statistics, head vs base", func(t results.JobTarget) bool { return t.Bench != nil }, func(t results.JobTarget) string { return benchCell(t.Bench) }},
+	{"backport", func(t results.JobTarget) bool { return t.Backport != nil }, func(t results.JobTarget) string { return backportCell(t.Backport) }},
+}
 
 // overview is one row per target: the reviewer's minute.
 func (p *summaryWriter) overview(targets []results.JobTarget) {
 	if len(targets) == 0 {
 		return
 	}
-	var tests, benches, backports bool
-	for _, t := range targets {
-		tests = tests || t.Tests != nil
-		benches = benches || t.Bench != nil
-		backports = backports || t.Backport != nil
+	var shown []column
+	for _, c := range columns {
+		if slices.ContainsFunc(targets, c.has) {
+			shown = append(shown, c)
+		}
 	}
 	p.f("| target | NTS machine code | ZTS machine code (information) | builds |")
-	if tests {
-		p.f(" tests |")
+	for _, c := range shown {
+		p.f(" %s |", c.header)
 	}
-	if benches {
-		p.f(" cost of statistics, head vs base |")
-	}
-	if backports {
-		p.f(" backport |")
-	}
-	p.f("\n|---|---|---|---|%s%s%s\n", strings.Repeat("---|", btoi(tests)), strings.Repeat("---|", btoi(benches)), strings.Repeat("---|", btoi(backports)))
+	p.f("\n|---|---|---|---|%s\n", strings.Repeat("---|", len(shown)))
 	for _, t := range targets {
 		if t.Backport != nil && !t.Backport.Applied {
 			p.f("| [%s](#%s) | not compared | not compared | none |", markdown.Text(t.Name), markdown.Anchor(t.Name))
 		} else {
 			p.f("| [%s](#%s) | %s | %s | %s |", markdown.Text(t.Name), markdown.Anchor(t.Name), ntsCell(t.CodeDiff), ztsCell(t.CodeDiff), buildsCell(t.Builds))
 		}
-		if tests {
-			p.f(" %s |", testsCell(t.Tests))
-		}
-		if benches {
-			p.f(" %s |", benchCell(t.Bench))
-		}
-		if backports {
-			p.f(" %s |", backportCell(t.Backport))
+		for _, c := range shown {
+			p.f(" %s |", c.cell(t))
 		}
 		p.f("\n")
 	}
@@ -81,13 +85,6 @@ func benchCell(b *bench.Result) string {
 		return "base only"
 	}
 	return strings.Join(parts, "<br>")
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func testsCell(tr *results.TestsResult) string {
@@ -161,20 +158,6 @@ func ztsCell(cd *results.CodeDiffResult) string {
 		return fmt.Sprintf("%d/%d identical", r.Identical, r.Compared)
 	}
 	return fmt.Sprintf("%s (of %d)", changeCounts(r), r.Compared)
-}
-
-// changeCounts is "2 changed", "2 changed, 1 added", ...
-func changeCounts(r *codediff.Report) string {
-	var parts []string
-	for _, c := range []struct {
-		n    int
-		what string
-	}{{len(r.Changed), "changed"}, {len(r.Added), "added"}, {len(r.Removed), "removed"}} {
-		if c.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
-		}
-	}
-	return strings.Join(parts, ", ")
 }
 
 func buildsCell(bs []*builders.Build) string {

@@ -222,3 +222,17 @@ func (p *summaryWriter) builds(bs []*builders.Build) {
 		p.f("%s\n", markdown.CodeBlock("text", strings.Join(lines, "\n")))
 	}
 }
+
+// changeCounts is "2 changed", "2 changed, 1 added", ...
+func changeCounts(r *codediff.Report) string {
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{len(r.Changed), "changed"}, {len(r.Added), "added"}, {len(r.Removed), "removed"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
