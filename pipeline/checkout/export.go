@@ -2,19 +2,34 @@ package checkout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/storer"
 )
+
+// ErrUnsafeEntry is wrapped by an export's error when the tree holds an
+// entry that could write outside the export or into a repository: a name
+// that is empty, ".", "..", ".git" or holds a slash, or a name twice in one
+// directory (a symlink "x" and a directory "x" would write through the
+// link).
+var ErrUnsafeEntry = errors.New("unsafe tree entry")
 
 // Export writes commit's tree into dir, which must not exist yet. The tree is
 // written beside dir and renamed into place, so dir is either complete or
-// absent. It returns the number of files written.
+// absent. It returns the number of files (and symlinks) written.
+//
+// The tree is untrusted: every entry is checked before it is written, and
+// every write goes through an os.Root of the export, creating what it names
+// and never opening anything that is there already, so no entry, symlink or
+// race can make it write outside dir.
 func (r *Repo) Export(ctx context.Context, commit plumbing.Hash, dir string) (int, error) {
 	c, err := r.repo.CommitObject(commit)
 	if err != nil {
@@ -32,47 +47,170 @@ func (r *Repo) Export(ctx context.Context, commit plumbing.Hash, dir string) (in
 		return 0, fmt.Errorf("export %s: %w", short(commit), err)
 	}
 	defer os.RemoveAll(tmp)
-	n := 0
-	err = tree.Files().ForEach(func(f *object.File) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n++
-		return writeFile(filepath.Join(tmp, filepath.FromSlash(f.Name)), f)
-	})
+	root, err := os.OpenRoot(tmp)
+	if err != nil {
+		return 0, fmt.Errorf("export %s: %w", short(commit), err)
+	}
+	e := &exporter{ctx: ctx, store: r.repo.Storer, root: root}
+	err = e.tree(tree, "")
+	root.Close()
 	if err != nil {
 		return 0, fmt.Errorf("export %s to %s: %w", short(commit), dir, err)
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		return 0, fmt.Errorf("export %s: %w", short(commit), err)
 	}
-	return n, nil
+	return e.files, nil
 }
 
-func writeFile(path string, f *object.File) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+// exporter writes one tree under root.
+type exporter struct {
+	ctx   context.Context
+	store storer.EncodedObjectStorer
+	root  *os.Root
+	files int
+}
+
+// tree writes t, the tree at dir ("" for the root), entry by entry. A name
+// is checked against the others of its own tree, where git keeps it: so a
+// duplicate can never turn an entry written earlier into the parent of a
+// later one.
+func (e *exporter) tree(t *object.Tree, dir string) error {
+	seen := make(map[string]bool, len(t.Entries))
+	for _, ent := range t.Entries {
+		if err := e.ctx.Err(); err != nil {
+			return err
+		}
+		p := ent.Name
+		if dir != "" {
+			p = dir + "/" + ent.Name
+		}
+		if why := unsafeEntryName(ent.Name); why != "" {
+			return fmt.Errorf("entry %q: %s: %w", p, why, ErrUnsafeEntry)
+		}
+		if seen[ent.Name] {
+			return fmt.Errorf("entry %q: twice in %s: %w", p, treeName(dir), ErrUnsafeEntry)
+		}
+		seen[ent.Name] = true
+		if ent.Mode != filemode.Dir {
+			if err := e.entry(ent, p); err != nil {
+				return fmt.Errorf("entry %q: %w", p, err)
+			}
+			continue
+		}
+		sub, err := object.GetTree(e.store, ent.Hash)
+		if err != nil {
+			return fmt.Errorf("entry %q: %w", p, err)
+		}
+		// Mkdir, not MkdirAll: it fails on anything already there, a
+		// symlink included, instead of following it.
+		if err := e.root.Mkdir(filepath.FromSlash(p), 0o755); err != nil {
+			return fmt.Errorf("entry %q: %w", p, err)
+		}
+		if err := e.tree(sub, p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func treeName(dir string) string {
+	if dir == "" {
+		return "the root tree"
+	}
+	return fmt.Sprintf("%q", dir)
+}
+
+// unsafeEntryName says why name cannot be written as one path component, or "".
+func unsafeEntryName(name string) string {
+	switch {
+	case name == "":
+		return "empty name"
+	case name == "." || name == "..":
+		return "not a file name"
+	case strings.ContainsAny(name, "/\x00"):
+		return "name holds a slash"
+	case strings.EqualFold(name, ".git"):
+		return "a repository's own directory"
+	}
+	for _, c := range []byte(name) {
+		if c < 0x20 || c == 0x7f {
+			return "name holds a control character"
+		}
+	}
+	return ""
+}
+
+// entry writes one checked entry, not a directory, at p. Files are opened
+// with O_EXCL, so that, like Mkdir and Symlink, they fail on anything already
+// there, a symlink included, instead of following it.
+func (e *exporter) entry(ent object.TreeEntry, p string) error {
+	name := filepath.FromSlash(p)
+	switch ent.Mode {
+	case filemode.Submodule:
+		// As git checks out a submodule it has not cloned: an empty
+		// directory.
+		return e.root.Mkdir(name, 0o755)
+	case filemode.Symlink:
+		target, err := e.symlinkTarget(ent.Hash)
+		if err != nil {
+			return err
+		}
+		// The target is written as it is and never followed here; where
+		// it points is the build's business, like any file's content.
+		if err := e.root.Symlink(string(target), name); err != nil {
+			return err
+		}
+		e.files++
+		return nil
+	case filemode.Regular, filemode.Deprecated, filemode.Executable:
+		perm := os.FileMode(0o644)
+		if ent.Mode == filemode.Executable {
+			perm = 0o755
+		}
+		if err := e.file(ent.Hash, name, perm); err != nil {
+			return err
+		}
+		e.files++
+		return nil
+	}
+	return fmt.Errorf("mode %o: %w", uint32(ent.Mode), ErrUnsafeEntry)
+}
+
+func (e *exporter) symlinkTarget(h plumbing.Hash) ([]byte, error) {
+	b, err := object.GetBlob(e.store, h)
+	if err != nil {
+		return nil, err
+	}
+	rd, err := b.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer rd.Close()
+	target, err := io.ReadAll(io.LimitReader(rd, maxSymlinkTarget+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(target) > maxSymlinkTarget {
+		return nil, fmt.Errorf("symlink target longer than %d bytes: %w", maxSymlinkTarget, ErrUnsafeEntry)
+	}
+	return target, nil
+}
+
+// maxSymlinkTarget is Linux's PATH_MAX: no longer target can be a symlink.
+const maxSymlinkTarget = 4096
+
+func (e *exporter) file(h plumbing.Hash, name string, perm os.FileMode) error {
+	b, err := object.GetBlob(e.store, h)
+	if err != nil {
 		return err
 	}
-	rd, err := f.Reader()
+	rd, err := b.Reader()
 	if err != nil {
 		return err
 	}
 	defer rd.Close()
-	switch f.Mode {
-	case filemode.Symlink:
-		target, err := io.ReadAll(rd)
-		if err != nil {
-			return err
-		}
-		return os.Symlink(string(target), path)
-	case filemode.Submodule:
-		return os.MkdirAll(path, 0o755)
-	}
-	perm := os.FileMode(0o644)
-	if f.Mode == filemode.Executable {
-		perm = 0o755
-	}
-	w, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
+	w, err := e.root.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, perm)
 	if err != nil {
 		return err
 	}
