@@ -2,7 +2,10 @@
 // CLI, the unstripped object files the machine-code diff reads, the server
 // module the benchmark loads, and the logs. Builds use the official Docker
 // image's compiler flags, run through an Executor (this host, or a Docker
-// container), and are cached by what determines their output.
+// container), and are cached by what determines their output. A cache entry
+// records the digests of the php and module it holds and is verified before
+// it is used (a rejected entry is rebuilt, with a warning); a finished entry
+// is read-only.
 package builders
 
 import (
@@ -14,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/patchproof/patchproof/internal/cachedir"
@@ -61,6 +66,13 @@ type Build struct {
 	BuildLog      string         `json:"build_log,omitempty"`
 	Errors        []CompileError `json:"errors,omitempty"`
 	Failure       string         `json:"failure,omitempty"`
+	// Digests are the SHA-256 of what the build produced ("sha256:HEX"),
+	// by path in Dir: sapi/cli/php, and libs/libphp.so when built. A
+	// cached entry is used only while they match.
+	Digests map[string]string `json:"digests,omitempty"`
+	// Warnings say why this build was made although the cache held an
+	// entry for it.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // CompileError is one compiler error, with its place in the source tree.
@@ -139,10 +151,22 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 		return nil, fmt.Errorf("build %s: %w", s.Label, err)
 	}
 	defer unlock()
-	if cached, err := readBuild(dir); err == nil {
+	var warnings []string
+	switch cached, err := readBuild(dir); {
+	case err == nil:
 		cached.Label, cached.Side, cached.Cached = s.Label, s.Side, true
+		cached.Warnings = nil // the build that wrote the entry had them, not this one
 		fmt.Fprintf(s.Log, "cached build %s in %s\n", key, dir)
 		return cached, nil
+	case !errors.Is(err, errNoEntry):
+		// Tampered with, damaged, or written by an older patchproof: the
+		// entry is not used, and it is in the way of the new one.
+		w := fmt.Sprintf("cached build %s rejected, rebuilding: %v", key, err)
+		fmt.Fprintf(s.Log, "warning: %s\n", w)
+		warnings = append(warnings, w)
+		if err := removeEntry(dir); err != nil {
+			return nil, fmt.Errorf("build %s: remove the rejected cache entry: %w", s.Label, err)
+		}
 	}
 
 	start := time.Now()
@@ -154,6 +178,7 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	res := &Build{
 		Label: s.Label, Side: s.Side, Variant: s.Variant, Profile: s.Profile, Executor: b.Exec.String(),
 		TreeHash: s.TreeHash, Key: key, ConfigureLine: ConfigureLine(s.Variant, args),
+		Warnings: warnings,
 	}
 	res.Compiler, _ = b.Exec.ID(ctx)
 	fail := func(step string, runErr error) (*Build, error) {
@@ -238,9 +263,14 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 
 	res.OK = true
 	res.Dir = dir
-	res.PHP = filepath.Join(dir, "sapi/cli/php")
-	if mod := filepath.Join(tmp, "libs/libphp.so"); fileExists(mod) {
-		res.Module = filepath.Join(dir, "libs/libphp.so")
+	res.PHP = filepath.Join(dir, phpPath)
+	produced := []string{phpPath}
+	if fileExists(filepath.Join(tmp, modulePath)) {
+		res.Module = filepath.Join(dir, modulePath)
+		produced = append(produced, modulePath)
+	}
+	if res.Digests, err = digests(tmp, produced); err != nil {
+		return nil, fmt.Errorf("build %s: %w", s.Label, err)
 	}
 	res.BuildLog = filepath.Join(dir, "patchproof-build.log")
 	res.DurationMS = time.Since(start).Milliseconds()
@@ -250,24 +280,206 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	if err := os.Rename(tmp, dir); err != nil {
 		return nil, fmt.Errorf("build %s: %w", s.Label, err)
 	}
+	if err := makeReadOnly(dir); err != nil {
+		return nil, fmt.Errorf("build %s: %w", s.Label, err)
+	}
 	return res, nil
 }
 
-const buildFile = "patchproof-build.json"
+const (
+	buildFile  = "patchproof-build.json"
+	phpPath    = "sapi/cli/php"   // in a build's directory
+	modulePath = "libs/libphp.so" // in a build's directory
+)
 
+// errNoEntry is readBuild's error when the cache has no entry at all.
+var errNoEntry = errors.New("no cache entry")
+
+// readBuild reads the cache entry dir and verifies it before it is used:
+// the entry is a directory, its paths lie inside it, and what they name is
+// what the build produced. Any error but errNoEntry means an entry is there
+// and must not be used.
 func readBuild(dir string) (*Build, error) {
-	data, err := os.ReadFile(filepath.Join(dir, buildFile))
+	fi, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errNoEntry
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s is %s, not a directory", dir, fileKind(fi.Mode()))
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	data, err := root.ReadFile(buildFile)
 	if err != nil {
 		return nil, err
 	}
 	var b Build
 	if err := json.Unmarshal(data, &b); err != nil {
+		return nil, fmt.Errorf("read %s: %w", buildFile, err)
+	}
+	if !b.OK {
+		return nil, errors.New("not a finished build")
+	}
+	if err := verifyEntry(root, dir, &b); err != nil {
 		return nil, err
 	}
-	if !b.OK || !fileExists(b.PHP) {
-		return nil, errors.New("incomplete cached build")
-	}
 	return &b, nil
+}
+
+// verifyEntry checks that b, read from the entry dir (opened as root),
+// names only files of that entry, and that they still have the digests
+// recorded when they were built.
+func verifyEntry(root *os.Root, dir string, b *Build) error {
+	if !samePath(b.Dir, dir) {
+		return fmt.Errorf("the entry names %s as its directory", b.Dir)
+	}
+	if b.PHP == "" {
+		return errors.New("the entry names no php")
+	}
+	for _, p := range []struct{ what, path string }{{"php", b.PHP}, {"module", b.Module}} {
+		if p.path == "" {
+			continue // no module
+		}
+		rel, ok := inside(dir, p.path)
+		if !ok {
+			return fmt.Errorf("%s %q is outside the entry", p.what, p.path)
+		}
+		if _, ok := b.Digests[rel]; !ok {
+			return fmt.Errorf("no digest of %s", rel)
+		}
+	}
+	rels := make([]string, 0, len(b.Digests))
+	for rel := range b.Digests {
+		rels = append(rels, rel)
+	}
+	slices.Sort(rels)
+	for _, rel := range rels {
+		got, err := digest(root, rel)
+		if err != nil {
+			return err
+		}
+		if want := b.Digests[rel]; got != want {
+			return fmt.Errorf("%s has digest %s, the entry recorded %s", rel, got, want)
+		}
+	}
+	return nil
+}
+
+// inside returns p relative to dir, slash-separated, if it lies inside dir.
+func inside(dir, p string) (string, bool) {
+	absDir, err1 := filepath.Abs(dir)
+	absP, err2 := filepath.Abs(p)
+	if err1 != nil || err2 != nil {
+		return "", false
+	}
+	rel, err := filepath.Rel(absDir, absP)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return filepath.ToSlash(rel), true
+}
+
+func samePath(a, b string) bool {
+	absA, err1 := filepath.Abs(a)
+	absB, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && absA == absB
+}
+
+// digests returns the digests of the files rels in dir.
+func digests(dir string, rels []string) (map[string]string, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	m := make(map[string]string, len(rels))
+	for _, rel := range rels {
+		if m[rel], err = digest(root, rel); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// digest is the SHA-256 of the regular file rel under root. The file is
+// opened through root and without following a final symlink, so that
+// neither a symlink nor a ".." in rel can make it the digest of a file
+// outside the entry.
+func digest(root *os.Root, rel string) (string, error) {
+	name := filepath.FromSlash(rel)
+	if fi, err := root.Lstat(name); err != nil {
+		return "", fmt.Errorf("digest %s: %w", rel, err)
+	} else if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("digest %s: %s, not a regular file", rel, fileKind(fi.Mode()))
+	}
+	// O_NOFOLLOW: the file cannot be swapped for a symlink since Lstat.
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return "", fmt.Errorf("digest %s: %w", rel, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("digest %s: %w", rel, err)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// fileKind names a mode's file type for an error.
+func fileKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	case m.IsDir():
+		return "a directory"
+	case m.IsRegular():
+		return "a file"
+	}
+	return fmt.Sprintf("a special file (%v)", m.Type())
+}
+
+// makeReadOnly takes the write bits off a finished entry, so that nothing
+// that uses the build (the tests, the benchmark) changes it by accident.
+// Symlinks are left alone: chmod would follow them out of the entry.
+func makeReadOnly(dir string) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.Type()&fs.ModeSymlink != 0 {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		mode := os.FileMode(0o444)
+		if d.IsDir() || fi.Mode().Perm()&0o111 != 0 {
+			mode = 0o555
+		}
+		return os.Chmod(p, mode)
+	})
+}
+
+// removeEntry removes a cache entry made read-only by makeReadOnly: its
+// directories are made writable again first, each before it is read.
+func removeEntry(dir string) error {
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if errors.Is(err, fs.ErrNotExist) && p == dir {
+			return fs.SkipAll
+		}
+		if err != nil || !d.IsDir() {
+			return err
+		}
+		return os.Chmod(p, 0o755)
+	})
+	if err != nil {
+		return err
+	}
+	return os.RemoveAll(dir)
 }
 
 func writeBuild(dir string, b *Build) error {

@@ -35,6 +35,7 @@ all:
 	mkdir -p sapi/cli
 	printf '#!/bin/sh\ncase "$$2" in -v) echo "PHP 8.2.99 (cli) ($(TS))";; -m) printf "[PHP Modules]\\nCore\\nmysqli\\nmysqlnd\\nPDO\\npdo_mysql\\n";; esac\n' > sapi/cli/php
 	chmod +x sapi/cli/php
+	if [ $(TS) = ZTS ]; then mkdir -p libs && cp main.o libs/libphp.so; fi
 `,
 		"main.c": mainC,
 	}
@@ -67,7 +68,7 @@ func TestBuildAndCache(t *testing.T) {
 	}
 	counter := filepath.Join(t.TempDir(), "count")
 	t.Setenv("COUNT", counter)
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	b := &Builder{Exec: &Host{}, CacheDir: cache}
 	src := fakeTree(t, "int main(void) { return 0; }\n")
 	ctx := context.Background()

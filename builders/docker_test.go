@@ -85,7 +85,7 @@ func TestDockerExec(t *testing.T) {
 }
 
 func TestDockerBuild(t *testing.T) {
-	cache := t.TempDir()
+	cache := cacheDir(t)
 	d := dockerForTest(t, testCache(t))
 	d.Mounts = []string{cache}
 	b := &Builder{Exec: d, CacheDir: cache, CCache: true}
