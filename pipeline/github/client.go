@@ -19,7 +19,11 @@ const (
 	DefaultBaseURL    = "https://api.github.com/"
 	DefaultMaxRetries = 4
 	DefaultMaxWait    = 2 * time.Minute
-	DefaultContext    = "patchproof" // commit status context
+	// DefaultTimeout bounds one HTTP request, from sending it to the last
+	// byte of its answer. GitHub answers in well under a second; thirty
+	// seconds leave room for a slow Enterprise Server.
+	DefaultTimeout = 30 * time.Second
+	DefaultContext = "patchproof" // commit status context
 
 	backoffFirst = time.Second      // first wait after a 5xx
 	backoffCap   = 30 * time.Second // longest wait after a 5xx
@@ -32,6 +36,10 @@ const (
 // ErrNoToken is returned by writes when no token was found in the
 // environment (and DryRun is not set).
 var ErrNoToken = errors.New("no GitHub token: set GITHUB_TOKEN or GH_TOKEN")
+
+// ErrTimeout is wrapped by the error of a call whose request got no whole
+// answer within Options.Timeout.
+var ErrTimeout = errors.New("GitHub API timeout")
 
 // Options configures a [Client]. The zero value talks to api.github.com with
 // the token from the environment.
@@ -66,6 +74,12 @@ type Options struct {
 	// fails the call at once. 0 means DefaultMaxWait.
 	MaxWait time.Duration
 
+	// Timeout bounds each HTTP request, retries each on their own: a
+	// request without a whole answer by then fails the call with
+	// ErrTimeout, and is not sent again. 0 means DefaultTimeout, a
+	// negative value means none.
+	Timeout time.Duration
+
 	// Sleep waits d or until ctx is done; nil means a timer. Now is the
 	// clock rate-limit resets are measured against; nil means time.Now.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -90,6 +104,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxWait == 0 {
 		o.MaxWait = DefaultMaxWait
+	}
+	switch {
+	case o.Timeout == 0:
+		o.Timeout = DefaultTimeout
+	case o.Timeout < 0:
+		o.Timeout = 0
 	}
 	if o.Sleep == nil {
 		o.Sleep = sleep
@@ -129,6 +149,7 @@ func New(opts Options) (*Client, error) {
 		next:       o.Transport,
 		maxRetries: o.MaxRetries,
 		maxWait:    o.MaxWait,
+		timeout:    o.Timeout,
 		sleep:      o.Sleep,
 		now:        o.Now,
 	}

@@ -50,6 +50,15 @@
 // server again. Options.Sleep and Options.Now make all of this instant and
 // exact in tests.
 //
+// # Timeouts
+//
+// Every request, and each retry of it on its own, must be answered in full
+// within Options.Timeout (DefaultTimeout, 30s): an API that accepts and never
+// answers, or stops halfway through a body, fails the call with an error
+// wrapping [ErrTimeout] instead of hanging the run. A timed-out request is
+// not sent again, like any request that got no answer: it may have been acted
+// on, and a POST sent twice could post twice.
+//
 // # The sticky comment
 //
 // [Client.UpsertComment] keeps one comment per PR and [Comment.Key]. The

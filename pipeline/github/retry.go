@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -18,6 +19,7 @@ type retryTransport struct {
 	next       http.RoundTripper
 	maxRetries int
 	maxWait    time.Duration
+	timeout    time.Duration // of one attempt; 0 for none
 	sleep      func(context.Context, time.Duration) error
 	now        func() time.Time
 }
@@ -25,8 +27,10 @@ type retryTransport struct {
 func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := req
 	for attempt := 0; ; attempt++ {
-		resp, err := t.next.RoundTrip(r)
+		resp, err := t.send(r)
 		if err != nil {
+			// Not retried, a timeout included: the request may have been
+			// acted on, and a POST sent again could post twice.
 			return nil, err
 		}
 		wait, retry := t.classify(resp, attempt)
@@ -43,6 +47,60 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+}
+
+// errAttemptTimeout is the cause of an attempt's context when its own
+// timeout, not the caller's context, ended it.
+var errAttemptTimeout = errors.New("attempt timed out")
+
+// send makes one attempt at req under the timeout, which runs on until its
+// answer's body has been read or closed.
+func (t *retryTransport) send(req *http.Request) (*http.Response, error) {
+	if t.timeout <= 0 {
+		return t.next.RoundTrip(req)
+	}
+	ctx, cancel := context.WithTimeoutCause(req.Context(), t.timeout, errAttemptTimeout)
+	resp, err := t.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		err = t.timedOut(ctx, err)
+		cancel()
+		return nil, err
+	}
+	resp.Body = &timeoutBody{ReadCloser: resp.Body, ctx: ctx, cancel: cancel, t: t}
+	return resp, nil
+}
+
+// timedOut replaces err, an attempt's failure, by ErrTimeout where the
+// attempt's own timeout caused it.
+func (t *retryTransport) timedOut(ctx context.Context, err error) error {
+	if err != nil && !errors.Is(err, io.EOF) && context.Cause(ctx) == errAttemptTimeout {
+		return fmt.Errorf("no answer within %v: %w", t.timeout, ErrTimeout)
+	}
+	return err
+}
+
+// timeoutBody is an answer's body read under its attempt's timeout.
+type timeoutBody struct {
+	io.ReadCloser
+	ctx    context.Context
+	cancel context.CancelFunc
+	t      *retryTransport
+}
+
+func (b *timeoutBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) {
+		// Read to the end: go-github's CheckResponse replaces a body it
+		// has read without closing it.
+		b.cancel()
+	}
+	return n, b.t.timedOut(b.ctx, err)
+}
+
+func (b *timeoutBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }
 
 // rewind returns a copy of req ready to be sent again.
