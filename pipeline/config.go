@@ -45,8 +45,11 @@ type Config struct {
 	// 200-request windows) or "report" (the report's: 50 connections, 20 s,
 	// 6 passes), for runners.
 	Bench   string
-	Threads int // PHP threads of the benchmark's server; default 16
-	Passes  int // benchmark passes; default by Bench
+	Threads int // PHP threads of the benchmark's and the concurrency check's server; default 16
+	// RaceRequests is how many requests the concurrency check serves at
+	// once on each ZTS build; default concurrency.DefaultRequests.
+	RaceRequests int
+	Passes       int // benchmark passes; default by Bench
 	// CPU pinning of the benchmark's server, load and database (taskset
 	// lists); empty leaves them unpinned.
 	ServerCPUs, LoadCPUs, DBCPUs string
@@ -176,6 +179,10 @@ func (c *Config) actionsRunURL() string {
 // Demo reports whether the run validates the bundled demo.
 func (c *Config) Demo() bool { return c.Repo == "" && c.PR == 0 }
 
+// minRaceRequests is the fewest concurrent requests that make a
+// concurrency check worth its name: below it, threads rarely meet.
+const minRaceRequests = 100
+
 func (c *Config) wants(stage string) bool {
 	return len(c.Stages) == 0 || slices.Contains(c.Stages, stage)
 }
@@ -201,6 +208,9 @@ func (c *Config) validate() error {
 	}
 	if c.Bench != "quick" && c.Bench != "report" {
 		return &results.InputError{Input: "--bench " + c.Bench, Err: fmt.Errorf("unknown benchmark settings (quick, report)")}
+	}
+	if c.RaceRequests < 0 || (c.RaceRequests > 0 && c.RaceRequests < minRaceRequests) {
+		return &results.InputError{Input: fmt.Sprintf("--race-requests %d", c.RaceRequests), Err: fmt.Errorf("want at least %d (0: the default)", minRaceRequests)}
 	}
 	if c.Out == "" {
 		return &results.InputError{Input: "--out", Err: fmt.Errorf("no output directory given")}

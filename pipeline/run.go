@@ -97,6 +97,7 @@ var stages = []Stage{
 	buildStage{},
 	codediffStage{},
 	testsStage{},
+	raceStage{},
 	benchStage{},
 	reportStage{},
 }

@@ -36,26 +36,43 @@ type buildJob struct {
 
 func (buildStage) Run(ctx context.Context, r *Run) error {
 	var jobs []buildJob
-	for _, t := range r.Targets {
-		if t.BaseTree == "" || t.HeadTree == "" {
-			continue // a backport that did not apply, or checkout failed
+	add := func(variants []builders.Variant) error {
+		for _, t := range r.Targets {
+			if t.BaseTree == "" || t.HeadTree == "" {
+				continue // a backport that did not apply, or checkout failed
+			}
+			for _, s := range side.Sides {
+				src, commit := t.tree(s)
+				c, err := t.Repo.Commit(commit)
+				if err != nil {
+					return err
+				}
+				for _, v := range variants {
+					jobs = append(jobs, buildJob{t: t, side: s, spec: builders.Spec{
+						Label:    fmt.Sprintf("%s %s/%s", t.Name, s, v),
+						Side:     string(s),
+						Source:   src,
+						TreeHash: c.TreeHash.String(),
+						Variant:  v,
+						Profile:  builders.Profile(r.Config.Profile),
+					}})
+				}
+			}
 		}
-		for _, s := range side.Sides {
-			src, commit := t.tree(s)
-			c, err := t.Repo.Commit(commit)
-			if err != nil {
-				return err
-			}
-			for _, v := range r.Config.Variants {
-				jobs = append(jobs, buildJob{t: t, side: s, spec: builders.Spec{
-					Label:    fmt.Sprintf("%s %s/%s", t.Name, s, v),
-					Side:     string(s),
-					Source:   src,
-					TreeHash: c.TreeHash.String(),
-					Variant:  builders.Variant(v),
-					Profile:  builders.Profile(r.Config.Profile),
-				}})
-			}
+		return nil
+	}
+	var variants []builders.Variant
+	for _, v := range r.Config.Variants {
+		variants = append(variants, builders.Variant(v))
+	}
+	if err := add(variants); err != nil {
+		return err
+	}
+	// The concurrency check's ThreadSanitizer builds come last: every other
+	// check waits on the builds before them.
+	if r.Config.wants(raceStage{}.String()) && slices.Contains(variants, builders.ZTS) {
+		if err := add([]builders.Variant{builders.TSan}); err != nil {
+			return err
 		}
 	}
 	if len(jobs) == 0 {

@@ -39,7 +39,9 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 	var jobs []suiteJob
 	for _, t := range r.Targets {
 		for _, b := range t.Builds {
-			if b.OK {
+			// A TSan build is the concurrency check's alone: its speed and
+			// its sanitizer's output are not PHP's.
+			if b.OK && b.Variant != builders.TSan {
 				jobs = append(jobs, suiteJob{t: t, build: b, name: fmt.Sprintf("%s-%s-%s", safeName(t.Name), b.Side, b.Variant)})
 			}
 		}

@@ -14,9 +14,11 @@ import (
 	"testing"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/workloads/bench"
+	"github.com/patchproof/patchproof/workloads/concurrency"
 )
 
 // The end-to-end tests read the run that scripts/test makes first: the real
@@ -48,12 +50,16 @@ func TestE2EDemo(t *testing.T) {
 		t.Errorf("base %q and head %q must be two commits", tg.Base.Commit, tg.Head.Commit)
 	}
 
-	// Four working builds, each the variant asked for, with the MySQL
-	// extensions.
+	// Six working builds, each the variant asked for, with the MySQL
+	// extensions: NTS and ZTS of each side, and the concurrency check's
+	// ThreadSanitizer builds (ZTS).
 	var labels []string
 	for _, b := range tg.Builds {
 		labels = append(labels, b.Side+"/"+string(b.Variant))
-		want := "(" + strings.ToUpper(string(b.Variant)) + ")"
+		want := "(NTS)"
+		if b.Variant.Threaded() {
+			want = "(ZTS)"
+		}
 		if !b.OK || !strings.Contains(b.PHPVersion, want) {
 			t.Errorf("%s: ok %v, php -v %q, want %s", b.Label, b.OK, b.PHPVersion, want)
 		}
@@ -62,12 +68,12 @@ func TestE2EDemo(t *testing.T) {
 				t.Errorf("%s: php -m lacks %s", b.Label, m)
 			}
 		}
-		if b.Variant == builders.ZTS && b.Module == "" {
+		if b.Variant.Threaded() && b.Module == "" {
 			t.Errorf("%s: no Apache module", b.Label)
 		}
 	}
 	slices.Sort(labels)
-	if got := strings.Join(labels, " "); got != "base/nts base/zts head/nts head/zts" {
+	if got := strings.Join(labels, " "); got != "base/nts base/tsan base/zts head/nts head/tsan head/zts" {
 		t.Errorf("builds = %s", got)
 	}
 
@@ -104,7 +110,7 @@ func TestE2ERerunIsCached(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Targets) != 1 || len(res.Targets[0].Builds) != 4 {
+	if len(res.Targets) != 1 || len(res.Targets[0].Builds) != 6 {
 		t.Fatalf("re-run: %d targets", len(res.Targets))
 	}
 	for _, b := range res.Targets[0].Builds {
@@ -150,6 +156,9 @@ func TestE2EPostedByRun(t *testing.T) {
 		"ext/mysqli/tests",          // the suites
 		"#### Contention benchmark", // the benchmark
 		"lock calls/req",            //
+		"#### Concurrency",          // the concurrency check
+		"✅ counters exact under 16 threads: 43/43 counters, 0 updates lost in 20,000 requests",
+		"✅ ThreadSanitizer: no new race",
 		"run=" + rerun.StartedAt.Format("2006-01-02T15:04:05Z"), // the second run's
 	} {
 		if !strings.Contains(body, want) {
@@ -301,7 +310,7 @@ func TestE2EPostDemo(t *testing.T) {
 		} else if cs[0].ID != first {
 			t.Errorf("run %s posted a new comment instead of updating %d", runID, first)
 		}
-		for _, want := range []string{"484/484 identical", "#### ZTS machine code", "mysqli", "#### Contention benchmark", "lock calls/req", "run=" + runID} {
+		for _, want := range []string{"484/484 identical", "#### ZTS machine code", "mysqli", "#### Contention benchmark", "lock calls/req", "#### Concurrency", "run=" + runID} {
 			if !strings.Contains(cs[0].Body, want) {
 				t.Errorf("run %s: the comment lacks %q", runID, want)
 			}
@@ -310,4 +319,87 @@ func TestE2EPostDemo(t *testing.T) {
 			t.Error("the token is in the comment")
 		}
 	}
+}
+
+// The demo's head is safe under concurrency: its counters, like base's, are
+// exact under 16 threads, and its TSan build has no race base has not.
+func TestE2ERace(t *testing.T) {
+	res, _ := e2eResult(t)
+	rr := res.Targets[0].Race
+	if rr == nil {
+		t.Fatal("no concurrency check in the demo's results")
+	}
+	if len(rr.Errors) > 0 {
+		t.Errorf("errors: %v", rr.Errors)
+	}
+	for _, s := range side.Sides {
+		c := rr.CountersOf(s)
+		if c == nil {
+			t.Fatalf("%s: no counter run", s)
+		}
+		if !c.Check.Exact() || c.Check.Requests != concurrency.DefaultRequests || c.Check.Counters < 40 {
+			t.Errorf("%s: %d requests, %d counters, off %+v, want every one of 40+ counters exact in %d requests",
+				s, c.Check.Requests, c.Check.Counters, c.Check.Off, concurrency.DefaultRequests)
+		}
+		if c.Run == nil || c.Run.DBConnections != int64(concurrency.DefaultRequests*concurrency.ConnectionsPerRequest) {
+			t.Errorf("%s: the database did not count one connection per request and statement kind: %+v", s, c.Run)
+		}
+	}
+	if rr.TSan == nil || len(rr.TSan.Sides) != 2 {
+		t.Fatalf("ThreadSanitizer did not run on both sides: %+v", rr.TSan)
+	}
+	if !rr.TSan.Diff.Clean() {
+		t.Errorf("ThreadSanitizer found new races in the demo's head: %+v", rr.TSan.Diff.New)
+	}
+	if !slices.Contains(rr.TSan.Touched, "ext/mysqlnd/mysqlnd_statistics.h") {
+		t.Errorf("the change touches %v, want mysqlnd_statistics.h among them", rr.TSan.Touched)
+	}
+}
+
+// A head that drops the ZTS lock and keeps the plain += is caught: scripts/
+// test runs it (exit 1) into PATCHPROOF_E2E_RACY.
+func TestE2ERacyHeadFails(t *testing.T) {
+	out := os.Getenv("PATCHPROOF_E2E_RACY")
+	if out == "" {
+		t.Skip("PATCHPROOF_E2E_RACY is not set: scripts/test runs the racy fixture after the demo")
+	}
+	res, err := results.Read(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ExitCode != 1 || res.Status != results.StatusFailed {
+		t.Errorf("status %s, exit %d, want failed with exit 1", res.Status, res.ExitCode)
+	}
+	rr := res.Targets[0].Race
+	if rr == nil {
+		t.Fatal("no concurrency check")
+	}
+	head, base := rr.CountersOf(side.Head), rr.CountersOf(side.Base)
+	if base == nil || !base.Check.Exact() {
+		t.Errorf("base, with its mutex, is not exact: %+v", base)
+	}
+	// Either check alone may miss a race on a quiet machine; together they
+	// must not.
+	lost := head != nil && !head.Check.Exact()
+	raced := rr.TSan != nil && !rr.TSan.Diff.Clean()
+	if !lost && !raced {
+		t.Fatal("the racy head passed both the counters and ThreadSanitizer")
+	}
+	if raced {
+		for _, r := range rr.TSan.Diff.New {
+			if !strings.HasPrefix(r.File, "ext/mysqlnd/") || len(r.Accesses) != 2 {
+				t.Errorf("a new race in %q with %d stacks, want ext/mysqlnd/ and both stacks", r.File, len(r.Accesses))
+			}
+		}
+	}
+	summary, err := os.ReadFile(filepath.Join(out, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"#### Concurrency", "❌"} {
+		if !strings.Contains(string(summary), want) {
+			t.Errorf("summary.md lacks %q", want)
+		}
+	}
+	t.Logf("racy head: counters lost %v (%d off), ThreadSanitizer %v", lost, len(head.Check.Off), raced)
 }

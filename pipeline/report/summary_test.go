@@ -45,6 +45,7 @@ func TestRenderSummaryGolden(t *testing.T) {
 		{"demo.md", []*results.Result{resultstest.Demo()}},
 		{"failing.md", []*results.Result{resultstest.Failing()}},
 		{"merged.md", []*results.Result{resultstest.Backport(), resultstest.Failing()}},
+		{"racy.md", []*results.Result{resultstest.Racy()}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
@@ -75,6 +76,7 @@ func TestRenderSummaryContent(t *testing.T) {
 	demo := render(resultstest.Demo())
 	failing := render(resultstest.Failing())
 	merged := render(resultstest.Backport(), resultstest.Failing())
+	racy := render(resultstest.Racy())
 	for _, tt := range []struct {
 		name, doc string
 		want      []string
@@ -86,6 +88,10 @@ func TestRenderSummaryContent(t *testing.T) {
 		{"compile error file:line", failing, []string{"ext/mysqlnd/mysqlnd_statistics.h:61:9: error: implicit declaration", "❌ make: exit status 2"}},
 		{"run link", failing, []string{"[run](https://github.com/patchproof/patchproof/actions/runs/9001)", "[php/php-src#4242](https://github.com/php/php-src/pull/4242)"}},
 		{"conflict named", merged, []string{"`ext/mysqlnd/mysqlnd_statistics.h` | `@@ -55,9 +55,13 @@` | context does not match", "❌ 1 hunk failed"}},
+		{"demo concurrency", demo, []string{"✅ counters exact (4/4, 16 threads)<br>✅ ThreadSanitizer: no new race (0 in both builds)", "- ✅ counters exact under 16 threads: 4/4 counters, 0 updates lost in 20,000 requests (base ✅ 4/4)"}},
+		{"racy counters", racy, []string{"❌ counters not exact: 3 counters off", "| `rows_fetched_from_server_normal` | 20 | 400,000 | 399,505 | 495 |"}},
+		{"racy race with both stacks", racy, []string{"❌ ThreadSanitizer: 1 new race report in the change's code (first in `ext/mysqlnd/mysqlnd_wireprotocol.c`)",
+			"Read of size 8 at 0x7b6800000600 by thread T10 (mutexes: write M42):\n    #0 php_mysqlnd_rowp_read ext/mysqlnd/mysqlnd_wireprotocol.c:1739", "Previous write of size 8 at 0x7b6800000600 by thread T7:\n    #0 php_mysqlnd_rowp_read"}},
 		{"merged job names", merged, []string{"### Stages: PHP-8.5+PHP-8.4", "### Stages: master"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -37,6 +37,9 @@ func (p *summaryWriter) target(t results.JobTarget) {
 				p.f("</details>\n\n")
 			}
 		}
+		if t.Race != nil {
+			p.race(t.Race)
+		}
 		if t.Bench != nil {
 			p.f("#### Contention benchmark\n\n")
 			p.markdown(t.Bench.Markdown)

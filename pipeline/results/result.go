@@ -106,6 +106,7 @@ type TargetResult struct {
 	Backport *BackportResult   `json:"backport,omitempty"`
 	Tests    *TestsResult      `json:"tests,omitempty"`
 	Bench    *bench.Result     `json:"bench,omitempty"`
+	Race     *RaceResult       `json:"race,omitempty"`
 	Errors   []string          `json:"errors,omitempty"`
 }
 

@@ -6,16 +6,19 @@ package resultstest
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/github/githubfake"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/codediff"
+	"github.com/patchproof/patchproof/verify/race"
 	"github.com/patchproof/patchproof/verify/suites"
 )
 
@@ -175,12 +178,14 @@ func Demo() *results.Result {
 			},
 			CodeDiff: &results.CodeDiffResult{NTS: NTSReport(), ZTS: ztsReport(), ExpectNTSNoop: true},
 			Tests:    testsResult("PHP-8.2", builders.NTS, builders.ZTS),
+			Race:     RaceResult(false),
 		}},
 		Stages: []*results.StageResult{
 			stage("checkout", results.StatusPassed, 0, 3100*time.Millisecond, ""),
 			stage("build", results.StatusPassed, 3*time.Second, 9*time.Minute+55*time.Second, ""),
 			stage("codediff", results.StatusPassed, 10*time.Minute, 31400*time.Millisecond, ""),
 			stage("tests", results.StatusPassed, 10*time.Minute+32*time.Second, 9*time.Minute+4*time.Second, ""),
+			stage("race", results.StatusPassed, 19*time.Minute+36*time.Second, 45*time.Second, ""),
 			stage("bench", results.StatusNotAvailable, 0, 0, "not yet available"),
 			stage("report", results.StatusPassed, 19*time.Minute+37*time.Second, 400*time.Millisecond, ""),
 		},
@@ -188,6 +193,78 @@ func Demo() *results.Result {
 }
 
 const DemoRepo = "demo (PHP 8.2.32 + mysqlnd atomic statistics)"
+
+// RaceResult is the concurrency check of the demo: exact counters and no
+// new race, or, racy, a head that dropped the lock and kept the plain +=:
+// counters short and TSan's race in mysqlnd.
+func RaceResult(racy bool) *results.RaceResult {
+	per := map[string]int64{"bytes_received": 9960, "connect_success": 2, "rows_fetched_from_server_normal": 20, "active_connections": -2}
+	exact := race.JudgeCounters(race.CounterRun{Requests: 20000, PerRequest: per, Grew: map[string]int64{
+		"bytes_received": 199_200_000, "connect_success": 40_000, "rows_fetched_from_server_normal": 400_000, "active_connections": -40_000,
+	}, DBConnections: 40_000, ConnsPerReq: 2})
+	rr := &results.RaceResult{
+		Threads: 16,
+		Counters: []*results.RaceCounters{
+			{Side: side.Base, Build: "PHP-8.2 base/zts", Check: exact},
+			{Side: side.Head, Build: "PHP-8.2 head/zts", Check: exact},
+		},
+		TSan: &results.RaceTSan{Requests: 2000, Touched: []string{"ext/mysqlnd/mysqlnd_statistics.h"}, Sides: []*results.TSanSide{
+			{Side: side.Base, Build: "PHP-8.2 base/tsan", Log: "race/PHP-8.2/tsan/base.tsan.log", DurationMS: 10_100},
+			{Side: side.Head, Build: "PHP-8.2 head/tsan", Log: "race/PHP-8.2/tsan/head.tsan.log", DurationMS: 6_900},
+		}},
+	}
+	if !racy {
+		return rr
+	}
+	rr.Counters[1].Check = race.JudgeCounters(race.CounterRun{Requests: 20000, PerRequest: per, Grew: map[string]int64{
+		"bytes_received": 198_794_434, "connect_success": 40_000, "rows_fetched_from_server_normal": 399_505, "active_connections": -40_003,
+	}, DBConnections: 40_000, ConnsPerReq: 2})
+	// stack reads "function file:line" frames.
+	stack := func(frames ...string) []race.Frame {
+		var st []race.Frame
+		for _, f := range frames {
+			fn, loc, _ := strings.Cut(f, " ")
+			file, line, _ := strings.Cut(loc, ":")
+			n, _ := strconv.Atoi(line)
+			st = append(st, race.Frame{Func: fn, File: file, Line: n, Module: "libphp.so"})
+		}
+		return st
+	}
+	r := race.Report{
+		Kind: "data race", Summary: "data race ext/mysqlnd/mysqlnd_wireprotocol.c:1739 in php_mysqlnd_rowp_read", Count: 2,
+		File: "ext/mysqlnd/mysqlnd_wireprotocol.c", Location: "Location is heap block of size 1304 at 0x… allocated by main thread",
+		Accesses: []race.Access{
+			{What: "Read of size 8 at 0x7b6800000600 by thread T10 (mutexes: write M42)", Stack: stack(
+				"php_mysqlnd_rowp_read ext/mysqlnd/mysqlnd_wireprotocol.c:1739",
+				"mysqlnd_mysqlnd_res_store_result_fetch_data_pub ext/mysqlnd/mysqlnd_result.c:689",
+				"mysqlnd_mysqlnd_stmt_get_result_pub ext/mysqlnd/mysqlnd_ps.c:168")},
+			{What: "Previous write of size 8 at 0x7b6800000600 by thread T7", Stack: stack(
+				"php_mysqlnd_rowp_read ext/mysqlnd/mysqlnd_wireprotocol.c:1739",
+				"mysqlnd_mysqlnd_stmt_store_result_pub ext/mysqlnd/mysqlnd_ps.c:100",
+				"pdo_mysql_stmt_after_execute_prepared ext/pdo_mysql/mysql_statement.c:374")},
+		},
+	}
+	rr.TSan.Sides[1].Reports = []race.Report{r}
+	rr.TSan.Diff = race.CompareRaces(nil, rr.TSan.Sides[1].Reports, race.Scope{Touched: rr.TSan.Touched, Dirs: race.DefaultDirs})
+	return rr
+}
+
+// Racy is the demo run of a head that only drops the ZTS lock: the
+// concurrency check fails it.
+func Racy() *results.Result {
+	res := Demo()
+	res.Status, res.ExitCode, res.Error = results.StatusFailed, 1, "checks failed: race"
+	res.Targets[0].Head = results.CommitRef{Ref: "racy-stats", Commit: demoHead, Subject: "mysqlnd: drop the statistics lock under ZTS (racy fixture)"}
+	res.Targets[0].Race = RaceResult(true)
+	for _, s := range res.Stages {
+		if s.Name == "race" {
+			s.Status = results.StatusFailed
+			s.Error = "not safe under concurrency: PHP-8.2: head counters: 3 counters off in 20000 requests, 405566 short in all"
+			s.Message = s.Error
+		}
+	}
+	return res
+}
 
 // Failing is a PR run on master in which the head changes an NTS
 // function and the head ZTS build breaks.

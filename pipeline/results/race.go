@@ -1,0 +1,58 @@
+package results
+
+import (
+	"github.com/patchproof/patchproof/internal/side"
+	"github.com/patchproof/patchproof/verify/race"
+	"github.com/patchproof/patchproof/workloads/concurrency"
+)
+
+// RaceResult is the concurrency check of a target: whether mysqlnd's
+// counters stayed exact with 16 threads serving requests at once, on base
+// and head, and which ThreadSanitizer reports head has that base has not.
+type RaceResult struct {
+	Threads int `json:"threads"`
+	// Counters are the counter runs, base first.
+	Counters []*RaceCounters `json:"counters,omitempty"`
+	// TSan is the ThreadSanitizer comparison; nil when it could not run
+	// (Errors says why).
+	TSan   *RaceTSan `json:"tsan,omitempty"`
+	Errors []string  `json:"errors,omitempty"`
+}
+
+// RaceCounters is one side's counter run and its verdict.
+type RaceCounters struct {
+	Side  side.Side           `json:"side"`
+	Build string              `json:"build"`
+	Check race.CounterCheck   `json:"check"`
+	Run   *concurrency.Result `json:"run"`
+}
+
+// RaceTSan is the ThreadSanitizer part: both sides' TSan builds under the
+// same concurrent load, and head's reports against base's.
+type RaceTSan struct {
+	Requests int           `json:"requests"`
+	Sides    []*TSanSide   `json:"sides"`
+	Diff     race.RaceDiff `json:"diff"`
+	// Touched are the files the change touches: a new race there (or in
+	// ext/mysqlnd) fails the check.
+	Touched []string `json:"touched,omitempty"`
+}
+
+// TSanSide is one side's TSan run.
+type TSanSide struct {
+	Side       side.Side     `json:"side"`
+	Build      string        `json:"build"`
+	Reports    []race.Report `json:"reports"`
+	Log        string        `json:"log"` // the runtime's own output, relative to the run dir
+	DurationMS int64         `json:"duration_ms"`
+}
+
+// CountersOf returns the counter run of a side, or nil.
+func (r *RaceResult) CountersOf(s side.Side) *RaceCounters {
+	for _, c := range r.Counters {
+		if c.Side == s {
+			return c
+		}
+	}
+	return nil
+}

@@ -1,0 +1,213 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/side"
+	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/verify/race"
+	"github.com/patchproof/patchproof/workloads/concurrency"
+	"github.com/patchproof/patchproof/workloads/workload"
+)
+
+// raceStage is the concurrency check: on each target's ZTS base and head,
+// the threaded server serves a fixed workload with 16 threads at once, and
+// mysqlnd's counters must grow by exactly what the requests did; the TSan
+// builds serve the same load, and a data race head has and base has not, in
+// the change's code or ext/mysqlnd, fails the run.
+type raceStage struct{}
+
+func (raceStage) String() string { return "race" }
+
+// tsanRequests is the TSan runs' load: ThreadSanitizer makes every request
+// several times slower, and it reports a race on the first two unordered
+// accesses it sees, so a few thousand requests find what tens of thousands
+// would.
+const tsanRequests = 2000
+
+type raceJob struct {
+	t          *Target
+	base, head *builders.Build // ZTS
+	tsan       [2]*builders.Build
+}
+
+func (s raceStage) Run(ctx context.Context, r *Run) error {
+	var jobs []raceJob
+	for _, t := range r.Targets {
+		j := raceJob{t: t, base: t.build(side.Base, builders.ZTS), head: t.build(side.Head, builders.ZTS)}
+		if j.base == nil || j.head == nil || j.base.Module == "" || j.head.Module == "" {
+			continue
+		}
+		j.tsan = [2]*builders.Build{t.build(side.Base, builders.TSan), t.build(side.Head, builders.TSan)}
+		jobs = append(jobs, j)
+	}
+	if len(jobs) == 0 {
+		return Skip("no ZTS base and head with the Apache module (--variants without zts, or a ZTS build failed)")
+	}
+	db, err := r.Database(ctx)
+	if err != nil {
+		return err
+	}
+	var errs, failed []string
+	for _, j := range jobs {
+		res := &results.RaceResult{Threads: threads(r.Config)}
+		f := s.check(ctx, r, j, workload.DB{Conn: db.Conn}, res)
+		r.setTarget(j.t, func(tr *results.TargetResult) { tr.Race = res })
+		for _, e := range res.Errors {
+			errs = append(errs, j.t.Name+": "+e)
+		}
+		for _, e := range f {
+			failed = append(failed, j.t.Name+": "+e)
+		}
+	}
+	if len(errs) > 0 {
+		return errors.New(strings.Join(errs, "; "))
+	}
+	if len(failed) > 0 {
+		return results.CheckFailed("not safe under concurrency: %s", strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+// check runs both parts on one target, recording into res what it measured
+// and what could not run; it returns the findings that fail the check.
+func (s raceStage) check(ctx context.Context, r *Run, j raceJob, db workload.DB, res *results.RaceResult) (failed []string) {
+	dir := filepath.Join(r.Dir, "race", safeName(j.t.Name))
+	step := func(format string, a ...any) { r.Progress.Step("%s: %s", j.t.Name, fmt.Sprintf(format, a...)) }
+
+	for i, b := range []*builders.Build{j.base, j.head} {
+		sd := side.Sides[i]
+		step("%s: counters under %d threads", sd, res.Threads)
+		run, err := concurrency.Counters(ctx, concurrency.Options{
+			Module: b.Module, Dir: filepath.Join(dir, string(sd)), DB: db,
+			Threads: res.Threads, Requests: r.Config.RaceRequests,
+			Log: r.Log, Step: func(msg string) { step("%s: %s", sd, msg) },
+		})
+		if err != nil {
+			res.Errors = append(res.Errors, fmt.Sprintf("%s counters: %v", sd, err))
+			continue
+		}
+		c := race.JudgeCounters(race.CounterRun{
+			Requests: run.Requests, PerRequest: run.PerRequest, Grew: run.Grew,
+			DBConnections: run.DBConnections, ConnsPerReq: concurrency.ConnectionsPerRequest,
+		})
+		res.Counters = append(res.Counters, &results.RaceCounters{Side: sd, Build: b.Label, Check: c, Run: run})
+		step("%s: %s", sd, countersText(c))
+		switch {
+		case c.Exact():
+		case c.WorkError != "":
+			res.Errors = append(res.Errors, fmt.Sprintf("%s counters: %s", sd, c.WorkError))
+		case sd == side.Base:
+			// The mutex guards base's counters: if they came out wrong, the
+			// check is what is broken, and head's numbers prove nothing.
+			res.Errors = append(res.Errors, fmt.Sprintf("base counters: %s although base takes the statistics mutex: the check cannot judge head here", countersText(c)))
+		default:
+			failed = append(failed, fmt.Sprintf("head counters: %s", countersText(c)))
+		}
+	}
+
+	tsan, err := s.tsan(ctx, r, j, db, filepath.Join(dir, "tsan"), step)
+	if err != nil {
+		res.Errors = append(res.Errors, "ThreadSanitizer: "+err.Error())
+		return failed
+	}
+	res.TSan = tsan
+	if n := len(tsan.Diff.New); n > 0 {
+		failed = append(failed, fmt.Sprintf("ThreadSanitizer: %s in the change's code, first %s", pluralOf(n, "new data race report", "new data race reports"), tsan.Diff.New[0].Summary))
+	}
+	return failed
+}
+
+// tsan serves the same load on both TSan builds and compares their reports.
+func (raceStage) tsan(ctx context.Context, r *Run, j raceJob, db workload.DB, dir string, step func(string, ...any)) (*results.RaceTSan, error) {
+	for i, b := range j.tsan {
+		if b == nil {
+			return nil, fmt.Errorf("no TSan build of %s (the build stage says why)", side.Sides[i])
+		}
+		if b.Module == "" {
+			return nil, fmt.Errorf("the TSan build of %s has no Apache module", side.Sides[i])
+		}
+	}
+	runtime, err := concurrency.TSanRuntime(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	touched, err := j.t.Repo.ChangedFiles(j.t.Base, j.t.Head)
+	if err != nil {
+		return nil, err
+	}
+	out := &results.RaceTSan{Requests: tsanRequests, Touched: touched}
+	var reports [2][]race.Report
+	for i, b := range j.tsan {
+		sd := side.Sides[i]
+		logs := filepath.Join(dir, string(sd)+"-reports")
+		if err := concurrency.PrepareTSanLogs(logs); err != nil {
+			return nil, err
+		}
+		step("%s: ThreadSanitizer build under %d threads, %d requests", sd, threads(r.Config), tsanRequests)
+		start := time.Now()
+		err := concurrency.Hammer(ctx, concurrency.Options{
+			Module: b.Module, Dir: filepath.Join(dir, string(sd)), DB: db,
+			Threads: threads(r.Config), Requests: tsanRequests,
+			Environ: concurrency.TSanEnviron(runtime, logs),
+			Log:     r.Log, Step: func(msg string) { step("%s (TSan): %s", sd, msg) },
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", sd, err)
+		}
+		data, err := concurrency.TSanLogs(logs)
+		if err != nil {
+			return nil, err
+		}
+		raw := filepath.Join(dir, string(sd)+".tsan.log")
+		if err := os.WriteFile(raw, data, 0o644); err != nil {
+			return nil, err
+		}
+		reports[i], err = race.Parse(data, race.Addr2Line(ctx, map[string]string{filepath.Base(b.Module): b.Module}))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", sd, err)
+		}
+		out.Sides = append(out.Sides, &results.TSanSide{
+			Side: sd, Build: b.Label, Reports: reports[i], Log: relPath(r.Dir, raw), DurationMS: time.Since(start).Milliseconds(),
+		})
+		step("%s (TSan): %s", sd, pluralOf(len(reports[i]), "distinct report", "distinct reports"))
+	}
+	out.Diff = race.CompareRaces(reports[0], reports[1], race.Scope{Touched: touched, Dirs: race.DefaultDirs})
+	return out, nil
+}
+
+func threads(c *Config) int {
+	if c.Threads > 0 {
+		return c.Threads
+	}
+	return concurrency.DefaultThreads
+}
+
+func countersText(c race.CounterCheck) string {
+	if c.Exact() {
+		return fmt.Sprintf("%d/%d counters exact, 0 updates lost in %d requests", c.Counters, c.Counters, c.Requests)
+	}
+	var names []string
+	for i, o := range c.Off {
+		if i == 3 {
+			names = append(names, "…")
+			break
+		}
+		names = append(names, fmt.Sprintf("%s %d of %d", o.Name, o.Got, o.Expected))
+	}
+	return fmt.Sprintf("%s off in %d requests, %d short in all (%s)", pluralOf(len(c.Off), "counter", "counters"), c.Requests, c.Lost, strings.Join(names, ", "))
+}
+
+func pluralOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
