@@ -2,6 +2,8 @@ module github.com/patchproof/patchproof
 
 go 1.26.0
 
+toolchain go1.26.8
+
 require (
 	github.com/bluekeyes/go-gitdiff v0.9.0
 	github.com/docker/docker v28.5.2+incompatible

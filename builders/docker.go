@@ -139,7 +139,7 @@ func (d *Docker) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 type ImageOptions struct {
 	CacheDir string    // the debootstrap root filesystem is kept here
 	Suite    string    // Debian suite, default bookworm
-	Mirror   string    // Debian mirror, default http://deb.debian.org/debian
+	Mirror   string    // Debian mirror debootstrap fetches from: required where no registry answers
 	Log      io.Writer // progress of the image's making
 }
 
@@ -151,9 +151,6 @@ type ImageOptions struct {
 func EnsureBuildImage(ctx context.Context, c *client.Client, opt ImageOptions) (string, error) {
 	if opt.Suite == "" {
 		opt.Suite = "bookworm"
-	}
-	if opt.Mirror == "" {
-		opt.Mirror = "http://deb.debian.org/debian"
 	}
 	if opt.Log == nil {
 		opt.Log = io.Discard
@@ -231,6 +228,9 @@ func ensureBaseImage(ctx context.Context, c *client.Client, opt ImageOptions) (s
 	fmt.Fprintf(opt.Log, "no registry answers (%v): making %s with debootstrap\n", err, local)
 	rootfs := filepath.Join(opt.CacheDir, "docker", "rootfs-"+opt.Suite)
 	if _, err := os.Stat(filepath.Join(rootfs, "etc", "debian_version")); err != nil {
+		if opt.Mirror == "" {
+			return "", fmt.Errorf("debootstrap %s: no Debian mirror given (the machine's apt sources name none; set PATCHPROOF_DEBIAN_MIRROR)", opt.Suite)
+		}
 		tmp := rootfs + ".tmp"
 		os.RemoveAll(tmp)
 		cmd := exec.CommandContext(ctx, "debootstrap", "--variant=minbase", opt.Suite, tmp, opt.Mirror)

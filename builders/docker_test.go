@@ -13,6 +13,8 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+
+	"github.com/patchproof/patchproof/internal/aptsource"
 )
 
 // dockerForTest connects to the engine scripts/test starts, and makes (once,
@@ -26,7 +28,11 @@ func dockerForTest(t *testing.T, cache string) *Docker {
 	}
 	t.Cleanup(func() { c.Close() })
 	var log bytes.Buffer
-	img, err := EnsureBuildImage(ctx, c, ImageOptions{CacheDir: cache, Log: &log})
+	mirror, err := aptsource.Default.Mirror()
+	if err != nil {
+		t.Fatalf("the build image is made from this machine's Debian mirror: %v", err)
+	}
+	img, err := EnsureBuildImage(ctx, c, ImageOptions{CacheDir: cache, Mirror: mirror, Log: &log})
 	if err != nil {
 		t.Fatalf("build image: %v\n%s", err, log.String())
 	}

@@ -23,7 +23,7 @@ import (
 func plan(ctx context.Context, cfg *Config, cache string, log io.Writer) ([]*Target, error) {
 	remote, base, head := cfg.Repo, cfg.Base, cfg.Head
 	if cfg.Demo() {
-		path, err := demo.Ensure(ctx, demo.Options{CacheDir: cache, Mirror: cfg.Getenv("PATCHPROOF_DEBIAN_MIRROR"), Log: log})
+		path, err := demo.Ensure(ctx, demo.Options{CacheDir: cache, Mirror: cfg.debianMirror(), Log: log})
 		if err != nil {
 			return nil, fmt.Errorf("prepare the demo: %w", err)
 		}

@@ -2,7 +2,6 @@
 # Shared by scripts/demo and scripts/test: install what patchproof needs on a
 # Debian 12 machine. Sourced, not run.
 
-GO_VERSION=1.26.8
 
 # Debian packages the host builder, the test suites and the benchmark use.
 HOST_PACKAGES=(ca-certificates curl unzip git gcc g++ make pkg-config autoconf bison re2c ccache
@@ -37,31 +36,48 @@ ensure_packages() {
 	as_root rm -f /usr/sbin/policy-rc.d
 }
 
-# ensure_go puts Go $GO_VERSION (or newer) on PATH. Debian 12's golang is too
-# old; the toolchain comes from the Go module proxy, which is reachable where
-# go.dev may not be.
+# ensure_go puts a Go on PATH that runs the go.mod's toolchain. Any Go from
+# 1.21 on switches itself to the toolchain go.mod names (GOTOOLCHAIN), which
+# it fetches through `go env GOPROXY` and verifies against the checksum
+# database; Debian 12's own golang (1.19) is too old for that, so where no Go
+# is on the machine, golang-1.23-go comes from bookworm-backports, from the
+# same mirror as the machine's other Debian sources.
 ensure_go() {
-	export PATH="/usr/local/go/bin:$HOME/go/bin:$PATH"
+	export PATH="/usr/local/go/bin:/usr/lib/go-1.23/bin:$HOME/go/bin:$PATH"
+	export GOTOOLCHAIN="${GOTOOLCHAIN:-auto}"
 	if command -v go >/dev/null 2>&1; then
 		local have
-		have=$(go env GOVERSION 2>/dev/null | sed 's/^go//')
-		if [ "$(printf '%s\n%s\n' "$GO_VERSION" "$have" | sort -V | head -1)" = "$GO_VERSION" ]; then
+		have=$(GOTOOLCHAIN=local go env GOVERSION 2>/dev/null | sed 's/^go//')
+		if [ "$(printf '%s\n%s\n' "1.21" "$have" | sort -V | head -1)" = "1.21" ]; then
 			return 0
 		fi
 	fi
-	local dir=/usr/local/go-toolchain/go$GO_VERSION
-	if [ ! -x "$dir/bin/go" ]; then
-		ensure_packages ca-certificates curl unzip
-		local zip=/tmp/go$GO_VERSION.zip
-		echo "patchproof: installing Go $GO_VERSION from the module proxy" >&2
-		curl -fsSL -o "$zip" "https://proxy.golang.org/golang.org/toolchain/@v/v0.0.1-go$GO_VERSION.linux-amd64.zip"
-		as_root rm -rf "$dir.tmp" && as_root mkdir -p "$dir.tmp"
-		as_root unzip -q "$zip" -d "$dir.tmp"
-		as_root mv "$dir.tmp/golang.org/toolchain@v0.0.1-go$GO_VERSION.linux-amd64" "$dir"
-		as_root rm -rf "$dir.tmp" "$zip"
-		as_root chmod +x "$dir"/bin/* "$dir"/pkg/tool/*/*
+	local mirror
+	mirror=$(debian_mirror)
+	if [ -z "$mirror" ]; then
+		echo "patchproof: no Go 1.21 or newer, and no Debian mirror in the apt sources to install golang-1.23-go from" >&2
+		return 1
 	fi
-	export PATH="$dir/bin:$PATH"
+	echo "patchproof: installing golang-1.23-go from bookworm-backports ($mirror)" >&2
+	as_root sh -c "printf 'Types: deb\nURIs: %s\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' '$mirror' > /etc/apt/sources.list.d/patchproof-backports.sources"
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
+	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends -t bookworm-backports golang-1.23-go >&2
+}
+
+# debian_mirror prints the URI of the machine's main Debian archive, as apt
+# has it (not the security archive).
+debian_mirror() {
+	if [ -n "${PATCHPROOF_DEBIAN_MIRROR:-}" ]; then
+		echo "$PATCHPROOF_DEBIAN_MIRROR"
+		return 0
+	fi
+	local f
+	{
+		for f in /etc/apt/sources.list.d/*.sources; do
+			[ -f "$f" ] && awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' "$f"
+		done
+		[ -f /etc/apt/sources.list ] && awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }' /etc/apt/sources.list
+	} | head -1
 }
 
 # start_dockerd starts a Docker engine of our own unless one answers, and

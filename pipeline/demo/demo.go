@@ -42,8 +42,11 @@ const (
 
 // Source is a pinned upstream tarball.
 type Source struct {
-	Name    string // file name in the Debian pool
-	URL     string // where to download it
+	Name string // file name in the Debian pool
+	// Pool is its path in a Debian mirror, fetched from Options.Mirror.
+	Pool string
+	// URL is where to download it instead, when set (a test's server).
+	URL     string
 	SHA256  string
 	Version string // PHP version, for commit messages
 }
@@ -54,7 +57,7 @@ type Source struct {
 // files are not served, hence the pin.
 var PHP8232 = Source{
 	Name:    "php8.2_8.2.32.orig.tar.xz",
-	URL:     "http://deb.debian.org/debian/pool/main/p/php8.2/php8.2_8.2.32.orig.tar.xz",
+	Pool:    "pool/main/p/php8.2/php8.2_8.2.32.orig.tar.xz",
 	SHA256:  "e02aa173c236c12791696254d607da680e6d5516f8f5c2339642de7c4f944bd2",
 	Version: "8.2.32",
 }
@@ -69,8 +72,9 @@ var Patch []byte
 type Options struct {
 	CacheDir string // required: the repository and tarball live under CacheDir/demo
 	Source   Source // default PHP8232
-	// Mirror is a Debian mirror to fetch the default Source from instead
-	// of its URL ($PATCHPROOF_DEBIAN_MIRROR, as the caller reads it).
+	// Mirror is the Debian mirror a Source's Pool path is fetched from: the
+	// machine's apt mirror, or $PATCHPROOF_DEBIAN_MIRROR, as the caller
+	// finds it. Needed only when the tarball is not in the cache yet.
 	Mirror string
 	Patch  []byte // default Patch
 	Log    io.Writer
@@ -86,9 +90,9 @@ var sig = object.Signature{Name: "patchproof demo", Email: "demo@patchproof.inva
 func Ensure(ctx context.Context, opt Options) (string, error) {
 	if opt.Source.Name == "" {
 		opt.Source = PHP8232
-		if m := opt.Mirror; m != "" {
-			opt.Source.URL = strings.TrimSuffix(m, "/") + "/pool/main/p/php8.2/" + opt.Source.Name
-		}
+	}
+	if opt.Source.URL == "" && opt.Mirror != "" {
+		opt.Source.URL = strings.TrimSuffix(opt.Mirror, "/") + "/" + opt.Source.Pool
 	}
 	if opt.Patch == nil {
 		opt.Patch = Patch
@@ -131,6 +135,9 @@ func download(ctx context.Context, opt Options, dst string) error {
 		return nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(opt.Log, "%v: downloading it again\n", err)
+	}
+	if opt.Source.URL == "" {
+		return fmt.Errorf("download PHP source %s: no Debian mirror to fetch it from (set PATCHPROOF_DEBIAN_MIRROR, configure apt, or place %s at %s)", opt.Source.Name, opt.Source.Name, dst)
 	}
 	fmt.Fprintf(opt.Log, "downloading %s\n", opt.Source.URL)
 	client := opt.Client
