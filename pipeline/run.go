@@ -178,7 +178,7 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 	r.save()
 
 	defer r.closeDatabase()
-	runStages(ctx, r, stages, record, selected, logged)
+	runStages(ctx, r, stages, record, selected, confined, logged)
 	r.closeDatabase()
 
 	finish(ctx, r)

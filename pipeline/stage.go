@@ -110,6 +110,25 @@ func selected(s Stage, next action) action {
 	}
 }
 
+// A hostRunner is a stage that executes code of the tree under test (its
+// php, its run-tests.php, its libphp.so) on this host. Under the Docker
+// builder none of that code may run on the host: the build is confined to a
+// container, and so must be everything that runs it.
+type hostRunner interface {
+	runsTreeOnHost()
+}
+
+// confined keeps a hostRunner from running under --builder docker: it is
+// reported as not available there, never run on the host instead.
+func confined(s Stage, next action) action {
+	return func(ctx context.Context, r *Run) error {
+		if _, ok := s.(hostRunner); ok && r.Config.Builder == "docker" {
+			return &SkipError{NotAvailable: true, Reason: "not available with --builder docker: it would run the PR's code on this host, and it cannot run in a container yet"}
+		}
+		return next(ctx, r)
+	}
+}
+
 // logged gives the stage its own log file under OUT/logs, and shows the
 // stage on the progress display (a log group under GitHub Actions).
 func logged(s Stage, next action) action {

@@ -19,6 +19,9 @@ import (
 // base vs head, statistics on vs off, against the run's MariaDB.
 type benchStage struct{}
 
+// It runs the builds' own PHP on this host.
+func (benchStage) runsTreeOnHost() {}
+
 func (benchStage) String() string { return "bench" }
 
 func (s benchStage) Run(ctx context.Context, r *Run) error {

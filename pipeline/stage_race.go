@@ -24,6 +24,9 @@ import (
 // the change's code or ext/mysqlnd, fails the run.
 type raceStage struct{}
 
+// It runs the builds' own PHP on this host.
+func (raceStage) runsTreeOnHost() {}
+
 func (raceStage) String() string { return "race" }
 
 // tsanRequests is the TSan runs' load: ThreadSanitizer makes every request

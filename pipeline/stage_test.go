@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -181,6 +182,29 @@ func TestProgressActions(t *testing.T) {
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("progress lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// Under the Docker builder a stage that would run the tree's code on this
+// host does not run: it is not available, and says why.
+func TestConfinedUnderDocker(t *testing.T) {
+	for _, s := range Stages() {
+		_, runsTree := s.(hostRunner)
+		for _, builder := range []string{"host", "docker"} {
+			r, _ := newTestRun(t, Config{Builder: builder})
+			ran := false
+			err := confined(s, func(context.Context, *Run) error { ran = true; return nil })(context.Background(), r)
+			var skip *SkipError
+			blocked := errors.As(err, &skip) && skip.NotAvailable && strings.Contains(skip.Reason, "--builder docker")
+			if want := builder == "docker" && runsTree; blocked != want || ran == want {
+				t.Errorf("%s with --builder %s: ran %v, err %v; want blocked %v", s, builder, ran, err, want)
+			}
+		}
+	}
+	for _, name := range []string{"tests", "race", "bench"} {
+		if !slices.ContainsFunc(Stages(), func(s Stage) bool { _, ok := s.(hostRunner); return ok && s.String() == name }) {
+			t.Errorf("stage %s runs the build's PHP but is not marked as doing so", name)
 		}
 	}
 }
