@@ -34,7 +34,7 @@ func planBackports(ctx context.Context, cfg *Config, from *Target) ([]*Target, e
 			return nil, inputErr("--backport-to "+branch, err)
 		}
 		t := &Target{Name: branch, Repo: from.Repo, BaseRef: branch, BranchTip: tip, Base: tip}
-		bp := &results.BackportResult{From: from.Name, Branch: branch}
+		bp := &results.BackportResult{From: from.Name, FromCommit: from.Head.String(), Branch: branch}
 		t.Backport = bp
 		if ref, ok := cfg.Backports[branch]; ok {
 			bp.Explicit = ref

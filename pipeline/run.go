@@ -62,9 +62,19 @@ func (r *Run) stageResult(name string) *results.StageResult {
 			return s
 		}
 	}
-	s := &results.StageResult{Name: name, Status: results.StatusSkipped}
+	s := &results.StageResult{Name: name, Status: results.StatusPending}
 	r.Result.Stages = append(r.Result.Stages, s)
 	return s
+}
+
+// begin records every stage as pending and writes results.json: from
+// here on, what a run that dies leaves says which stages it never
+// finished.
+func (r *Run) begin(stages []Stage) {
+	for _, s := range stages {
+		r.stageResult(s.String())
+	}
+	r.save()
 }
 
 // Warn records a warning of the current stage.
@@ -172,10 +182,7 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 		},
 	}
 	r.file = &resultFile{path: filepath.Join(out, "results.json"), res: r.Result}
-	for _, name := range StageNames() {
-		r.stageResult(name)
-	}
-	r.save()
+	r.begin(stages)
 
 	defer r.closeDatabase()
 	runStages(ctx, r, stages, record, selected, confined, logged)
@@ -209,7 +216,7 @@ func finish(ctx context.Context, r *Run) {
 	now := time.Now().UTC().Truncate(time.Second)
 	res.FinishedAt = &now
 	if ctx.Err() != nil {
-		res.Status, res.ExitCode, res.Error = results.StatusError, 2, "interrupted"
+		res.Status, res.ExitCode, res.Error = results.StatusIncomplete, 2, "interrupted"
 	} else {
 		// The same verdict the report stage rendered, now that it has run.
 		v := results.StageVerdict(res.Stages)

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -45,7 +46,8 @@ type middleware func(s Stage, next action) action
 func runStages(ctx context.Context, r *Run, stages []Stage, mws ...middleware) {
 	for _, s := range stages {
 		if ctx.Err() != nil {
-			r.stageResult(s.String()).Status = results.StatusSkipped
+			// Not started: the run is incomplete, not this stage skipped.
+			r.stageResult(s.String()).Status = results.StatusPending
 			r.stageResult(s.String()).Reason = "cancelled"
 			r.save()
 			continue
@@ -73,8 +75,13 @@ func record(s Stage, next action) action {
 		switch {
 		case err == nil:
 			sr.Status = results.StatusPassed
+		case ctx.Err() != nil:
+			// Cut short: whatever it returned is not its verdict.
+			sr.Status, sr.Error, sr.Message = results.StatusInterrupted, err.Error(), "interrupted: "+message(err)
 		case errors.As(err, &skip):
-			sr.Status, sr.Reason, sr.StartedAt, sr.DurationMS = results.StatusSkipped, skip.Reason, nil, 0
+			// A skip always says why: one without a reason is what a run
+			// that died left of a stage it never reached.
+			sr.Status, sr.Reason, sr.StartedAt, sr.DurationMS = results.StatusSkipped, cmp.Or(skip.Reason, "nothing to do"), nil, 0
 			if skip.NotAvailable {
 				sr.Status = results.StatusNotAvailable
 			}

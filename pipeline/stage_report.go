@@ -19,10 +19,13 @@ func (reportStage) String() string { return results.ReportStage }
 func (reportStage) Run(ctx context.Context, r *Run) error {
 	opt := r.Config.ReportOptions()
 	opt.Out = r.Dir
-	// The run ends as this stage does; say how long it took.
+	// The run ends as this stage does: say how long it took, and render
+	// the verdict finish will record. A results.json still running is a
+	// run that did not finish; this copy is one that is finishing.
 	res := *r.Result
 	now := time.Now().UTC().Truncate(time.Second)
-	res.FinishedAt = &now
+	v := results.StageVerdict(res.Stages)
+	res.FinishedAt, res.Status, res.ExitCode, res.Error = &now, v.Status, v.ExitCode(), v.Reason
 	pub, err := report.Publish(ctx, opt, []*results.Result{&res})
 	if pub != nil {
 		pub.WriteLog(r.Log)

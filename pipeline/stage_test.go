@@ -115,7 +115,11 @@ func TestFinishExitCodes(t *testing.T) {
 	} {
 		r, _ := newTestRun(t, Config{})
 		for i, s := range tt.statuses {
-			r.Result.Stages = append(r.Result.Stages, &results.StageResult{Name: fmt.Sprint(i), Status: s})
+			sr := &results.StageResult{Name: fmt.Sprint(i), Status: s}
+			if s == results.StatusSkipped || s == results.StatusNotAvailable {
+				sr.Reason = "nothing to do"
+			}
+			r.Result.Stages = append(r.Result.Stages, sr)
 		}
 		finish(context.Background(), r)
 		if r.Result.Status != tt.want || r.Result.ExitCode != tt.code {
@@ -159,12 +163,66 @@ func TestRunStagesCancellation(t *testing.T) {
 		t.Errorf("stages ran (-want +got):\n%s", d)
 	}
 	finish(ctx, r)
-	want := map[string]results.Status{"a": results.StatusPassed, "slow": results.StatusError, "after": results.StatusSkipped}
+	want := map[string]results.Status{"a": results.StatusPassed, "slow": results.StatusInterrupted, "after": results.StatusPending}
 	if d := cmp.Diff(want, stageStatuses(r.Result)); d != "" {
 		t.Errorf("statuses (-want +got):\n%s", d)
 	}
-	if r.Result.Error != "interrupted" || r.Result.ExitCode != 2 {
-		t.Errorf("run = %q/%d, want interrupted/2", r.Result.Error, r.Result.ExitCode)
+	if r.Result.Status != results.StatusIncomplete || r.Result.Error != "interrupted" || r.Result.ExitCode != 2 {
+		t.Errorf("run = %s %q/%d, want incomplete, interrupted/2", r.Result.Status, r.Result.Error, r.Result.ExitCode)
+	}
+	if v := results.VerdictOf([]*results.Result{r.Result}); v.Status != results.StatusIncomplete ||
+		v.Reason != "did not finish: the run: interrupted, slow: interrupted, after: not started (cancelled)" {
+		t.Errorf("verdict %+v, want incomplete naming slow and after", v)
+	}
+}
+
+// A run killed with SIGKILL leaves results.json as it last wrote it: read
+// back at any moment of a run, it never reads as passed, and the report of
+// it says what did not finish.
+func TestKilledRunIsIncomplete(t *testing.T) {
+	var ran []string
+	var snapshots []*results.Result
+	r, _ := newTestRun(t, Config{Getenv: resultstest.Env{}.Get})
+	r.Result.Tool = "patchproof"
+	kill := func(context.Context) error {
+		res, err := results.Read(r.file.path)
+		if err != nil {
+			return err
+		}
+		snapshots = append(snapshots, res)
+		return nil
+	}
+	stages := []Stage{
+		fakeStage{name: "checkout", ran: &ran, run: kill},
+		fakeStage{name: "build", ran: &ran, run: kill},
+		fakeStage{name: "tests", ran: &ran, run: kill},
+		fakeStage{name: "bench", ran: &ran, err: Skip("no ZTS build")},
+		fakeStage{name: "report", ran: &ran, run: kill},
+	}
+	r.begin(stages)
+	runStages(context.Background(), r, stages, record, selected, logged)
+	finish(context.Background(), r)
+	if r.Result.Status != results.StatusPassed {
+		t.Fatalf("the whole run: %s %s, want passed", r.Result.Status, r.Result.Error)
+	}
+	wants := [][]string{
+		{"checkout: running", "build: not started", "tests: not started", "bench: not started", "report: not started"},
+		{"build: running", "tests: not started", "bench: not started", "report: not started"},
+		{"tests: running", "bench: not started", "report: not started"},
+		{"report: running"},
+	}
+	for i, res := range snapshots {
+		v := results.VerdictOf([]*results.Result{res})
+		if v.Status != results.StatusIncomplete || v.ExitCode() != 2 {
+			t.Errorf("killed at %s: verdict %s exit %d, want incomplete, 2", stages[min(i, 2)], v.Status, v.ExitCode())
+		}
+		var got []string
+		for _, u := range v.Unfinished {
+			got = append(got, u.String())
+		}
+		if d := cmp.Diff(wants[i], got); d != "" {
+			t.Errorf("killed in stage %d: unfinished (-want +got):\n%s", i, d)
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"strings"
 
 	"github.com/patchproof/patchproof/pipeline"
@@ -22,8 +23,13 @@ sticky comment, and the head commit gets a status, as with 'patchproof run
 --post'. The PR is --pr (and --repo), else the one the results were run for.
 With no file, patchproof-out/results.json is read.
 
+Results merged must be of one repository, pull request and head commit,
+a target each. A run that did not finish (killed, interrupted) and, with
+--expect-targets, a target no file has, make the report incomplete: it
+says what did not finish, and the commit status is an error.
+
 Exit status: 0 every check passed, 1 a check failed, 2 a run could not
-complete, bad input, or posting failed.
+complete or did not finish, bad input, or posting failed.
 
 `
 
@@ -36,6 +42,7 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	fs := newFlagSet("report", stderr)
 	var files listFlag
 	var cfg pipeline.Config
+	var expect string
 	fs.Var(&files, "merge", "a results.json `FILE` to merge (repeatable; files may also follow the flags)")
 	fs.BoolVar(&cfg.Post, "post", false, "post the summary comment and commit status on the PR")
 	fs.BoolVar(&cfg.DryRun, "dry-run", false, "print what --post would post, and post nothing (implies --post)")
@@ -43,6 +50,7 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	fs.StringVar(&cfg.Repo, "repo", "", "the PR's repository `URL` (default: the results', else "+pipeline.DefaultRepo+")")
 	fs.StringVar(&cfg.GitHubAPI, "github-api", "", "GitHub REST API `URL` (default $PATCHPROOF_GITHUB_API, else https://api.github.com/)")
 	fs.StringVar(&cfg.Out, "out", "", "write `DIR`/summary.md instead of printing the summary")
+	fs.StringVar(&expect, "expect-targets", "", "the `TARGETS` the results must cover, one per job (comma-separated): one missing makes the report incomplete")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, reportUsage)
 		fs.PrintDefaults()
@@ -69,10 +77,15 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 		}
 		rs = append(rs, res)
 	}
+	if err := checkMerge(files, rs); err != nil {
+		return err
+	}
 
 	cfg.Post = cfg.Post || cfg.DryRun
 	cfg.Stdout, cfg.Stderr = stdout, stderr
-	pub, err := report.Publish(ctx, cfg.ReportOptions(), rs)
+	opt := cfg.ReportOptions()
+	opt.Expect = splitList(expect)
+	pub, err := report.Publish(ctx, opt, rs)
 	if pub != nil {
 		if pub.Summary != "" {
 			fmt.Fprintf(stderr, "summary: %s\n", pub.Summary)
@@ -95,9 +108,33 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 		return nil
 	case results.StatusFailed:
 		return results.CheckFailed("%s", v.Reason)
-	default:
+	case results.StatusError:
 		return fmt.Errorf("could not run: %s", v.Reason)
+	default:
+		return fmt.Errorf("incomplete: %s", v.Reason)
 	}
+}
+
+// checkMerge rejects files that are not parts of one run, before anything
+// is written: the same file twice, or results.CheckMerge's refusal, naming
+// both files.
+func checkMerge(files []string, rs []*results.Result) error {
+	seen := map[string]string{}
+	for _, f := range files {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			abs = f
+		}
+		if first, ok := seen[abs]; ok {
+			return &results.InputError{Input: first + " and " + f, Err: errors.New("the same file named twice")}
+		}
+		seen[abs] = f
+	}
+	var me *results.MergeError
+	if err := results.CheckMerge(rs); errors.As(err, &me) {
+		return &results.InputError{Input: files[me.A] + " and " + files[me.B], Err: fmt.Errorf("cannot merge: %w", err)}
+	}
+	return nil
 }
 
 // readResults reads one results.json; anything else is bad input naming

@@ -232,3 +232,114 @@ func fakePR(t *testing.T) *githubfake.Fake {
 		Head: githubfake.Branch{Ref: "atomic-stats", SHA: headSHA}})
 	return f
 }
+
+// killedJob is a job's results.json as SIGKILL during the tests stage
+// leaves it: the run running, the tests running, the report not started.
+func killedJob(target string, started time.Time) *results.Result {
+	res := jobResult(target, started, results.StatusPassed)
+	res.Status = results.StatusRunning
+	res.Stages = append(res.Stages,
+		&results.StageResult{Name: "tests", Status: results.StatusRunning},
+		&results.StageResult{Name: "report", Status: results.StatusPending})
+	return res
+}
+
+// A killed run's results never read as passed: report --post says what
+// did not finish, sets an error status and exits 2; so does a target
+// whose job left no results.json.
+func TestReportIncomplete(t *testing.T) {
+	cleanEnv(t)
+	f := fakePR(t)
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	master := writeResult(t, jobResult("master", t0, results.StatusPassed))
+	killed := writeResult(t, killedJob("PHP-8.4", t0))
+	for _, tt := range []struct {
+		name string
+		args []string
+		want []string // in the comment
+	}{
+		{"a job killed", []string{"--merge", master, "--merge", killed}, []string{"- ⏳ PHP-8.4: tests: running", "- ⏸️ PHP-8.4: report: not started"}},
+		{"a job left nothing", []string{master, "--expect-targets", "master,PHP-8.4"}, []string{"- ⏸️ PHP-8.4: no results"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			before := len(f.Statuses("php", "php-src", headSHA))
+			code, _, stderr := runReport(t, append(tt.args, "--post", "--github-api", f.URL())...)
+			if code != 2 {
+				t.Errorf("exit %d, want 2 (incomplete); stderr %s", code, stderr)
+			}
+			if !strings.Contains(stderr, "incomplete") {
+				t.Errorf("stderr does not say incomplete: %s", stderr)
+			}
+			comments := f.Comments("php", "php-src", 4242)
+			if len(comments) != 1 || !strings.Contains(comments[0].Body, "## ⏹️ patchproof: incomplete: the run did not finish") {
+				t.Fatalf("want one comment saying incomplete, got %d: %+v", len(comments), comments)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(comments[0].Body, w) {
+					t.Errorf("the comment lacks %q", w)
+				}
+			}
+			st := f.Statuses("php", "php-src", headSHA)
+			if len(st) != before+1 || st[len(st)-1].State != "error" || !strings.HasPrefix(st[len(st)-1].Description, "incomplete: ") {
+				t.Errorf("statuses %+v, want a new error status saying incomplete", st)
+			}
+		})
+	}
+}
+
+func TestReportMergeMismatch(t *testing.T) {
+	cleanEnv(t)
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	master := writeResult(t, jobResult("master", t0, results.StatusPassed))
+	otherPR := jobResult("PHP-8.4", t0, results.StatusPassed)
+	otherPR.Settings.PR = 4243
+	otherRepo := jobResult("PHP-8.4", t0, results.StatusPassed)
+	otherRepo.Settings.Repo = "https://github.com/alice/php-src"
+	otherHead := jobResult("PHP-8.4", t0, results.StatusPassed)
+	otherHead.Targets[0].Head.Commit = strings.Repeat("f", 40)
+	for _, tt := range []struct {
+		name  string
+		other string
+		want  string
+	}{
+		{"different PRs", writeResult(t, otherPR), "different pull requests (#4242, #4243)"},
+		{"different repositories", writeResult(t, otherRepo), "different repositories"},
+		{"different head commits", writeResult(t, otherHead), "different head commits"},
+		{"a target twice", writeResult(t, jobResult("master", t0, results.StatusFailed)), "target master twice"},
+		{"the same file twice", master, "named twice"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			code, stdout, stderr := runReport(t, "--merge", master, "--merge", tt.other, "--out", out)
+			if code != 2 {
+				t.Errorf("exit %d, want 2", code)
+			}
+			line := strings.TrimSuffix(stderr, "\n")
+			if strings.Contains(line, "\n") || !strings.Contains(line, tt.want) || !strings.Contains(line, master) || !strings.Contains(line, tt.other) {
+				t.Errorf("stderr %q: want one line naming both files and %q", stderr, tt.want)
+			}
+			if stdout != "" {
+				t.Errorf("bad input printed a report:\n%.200s", stdout)
+			}
+			if _, err := os.Stat(out); !os.IsNotExist(err) {
+				t.Errorf("bad input wrote %s", out)
+			}
+		})
+	}
+}
+
+// Results of a repository that is not on GitHub post nowhere by default:
+// not on php/php-src's PR of the same number.
+func TestReportLocalRepositoryPostsNowhere(t *testing.T) {
+	cleanEnv(t)
+	f := fakePR(t)
+	local := jobResult("master", time.Now(), results.StatusPassed)
+	local.Settings.Repo = "/srv/php-src"
+	code, _, stderr := runReport(t, writeResult(t, local), "--post", "--github-api", f.URL())
+	if code != 2 || !strings.Contains(stderr, "/srv/php-src") || !strings.Contains(stderr, "--repo") {
+		t.Errorf("exit %d, stderr %q; want 2 and a line naming the repository and --repo", code, stderr)
+	}
+	if n := len(f.Comments("php", "php-src", 4242)); n != 0 {
+		t.Errorf("%d comments posted on php/php-src#4242", n)
+	}
+}

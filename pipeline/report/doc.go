@@ -6,5 +6,7 @@
 // It reads Results only, so a results.json written by another job renders
 // the same as the run in hand, and the output depends on nothing else (no
 // clock, no map order): the golden tests check it byte for byte. The verdict
-// it renders is results.VerdictOf, the one that decides the exit code.
+// it renders is results.VerdictOf (results.Expecting when the targets are
+// named), the one that decides the exit code; a run that did not finish
+// renders as incomplete, never as passed.
 package report

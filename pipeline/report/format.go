@@ -24,6 +24,10 @@ func statusIcon(s results.Status) string {
 		return "➖"
 	case results.StatusRunning:
 		return "⏳"
+	case results.StatusPending:
+		return "⏸️"
+	case results.StatusInterrupted, results.StatusIncomplete:
+		return "⏹️"
 	}
 	return "❔"
 }

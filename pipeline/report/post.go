@@ -14,20 +14,15 @@ import (
 )
 
 // target finds the PR to post on: what the options name, the rest from
-// the results.
+// the results. A result of a repository that is not on GitHub (a path, a
+// file:// URL) names no repository to post to: php/php-src is the default
+// only for the bundled demo, which validates no pull request of its own.
 func (o Options) target(rs []*results.Result) (github.PullRequest, error) {
 	to := o.PR
 	for _, res := range rs {
-		if res.Settings.PR <= 0 {
-			continue
-		}
-		if to.Number == 0 {
+		if to.Number == 0 && res.Settings.PR > 0 {
 			to.Number = res.Settings.PR
 		}
-		if repo, ok := github.ParseRepo(res.Settings.Repo); ok && to.Repo.IsZero() && o.NotOnGitHub == "" {
-			to.Repo = repo
-		}
-		break
 	}
 	if to.Number <= 0 {
 		return to, errors.New("post: there is no pull request to post to: give --pr N (and --repo URL unless it is " + github.PHPSrc.Web() + ")")
@@ -35,9 +30,21 @@ func (o Options) target(rs []*results.Result) (github.PullRequest, error) {
 	if o.NotOnGitHub != "" && to.Repo.IsZero() {
 		return to, &results.InputError{Input: "--repo " + o.NotOnGitHub, Err: errors.New("not a GitHub repository URL (https://HOST/OWNER/REPO)")}
 	}
-	if to.Repo.IsZero() {
-		to.Repo = github.PHPSrc
+	if !to.Repo.IsZero() {
+		return to, nil
 	}
+	for _, res := range rs {
+		if res.Settings.Demo {
+			continue
+		}
+		repo, ok := github.ParseRepo(res.Settings.Repo)
+		if !ok {
+			return to, &results.InputError{Input: res.Settings.Repo, Err: errors.New("the results are of a repository not on GitHub: give --repo URL (or --post-to OWNER/REPO#N) to post them")}
+		}
+		to.Repo = repo
+		return to, nil
+	}
+	to.Repo = github.PHPSrc
 	return to, nil
 }
 
@@ -64,7 +71,7 @@ func post(ctx context.Context, opt Options, rs []*results.Result, body string, p
 		return fmt.Errorf("post: %w", prErr)
 	}
 
-	comment, err := commentBody(rs, body)
+	comment, err := commentBody(rs, body, opt.Expect)
 	if err != nil {
 		return err
 	}
@@ -103,12 +110,12 @@ const maxComment = 65000
 
 // commentBody is the summary as a comment: without the disassembly diffs
 // when they would not fit, and cut as a last resort.
-func commentBody(rs []*results.Result, full string) (string, error) {
+func commentBody(rs []*results.Result, full string, expect []string) (string, error) {
 	if utf8.RuneCountInString(full) <= maxComment {
 		return full, nil
 	}
 	var b strings.Builder
-	if err := renderSummary(&b, rs, renderOptions{compact: true}); err != nil {
+	if err := renderSummary(&b, rs, renderOptions{compact: true, expect: expect}); err != nil {
 		return "", err
 	}
 	s := b.String()
@@ -187,8 +194,14 @@ func commitStatus(rs []*results.Result, v results.Verdict, commentURL string) gi
 		}
 	case results.StatusFailed:
 		st.State, st.Description = github.StateFailure, "failed: "+stageReasons(rs, results.StatusFailed, v.Reason)
-	default:
+	case results.StatusError:
 		st.State, st.Description = github.StateError, "could not run: "+stageReasons(rs, results.StatusError, v.Reason)
+	default:
+		var parts []string
+		for _, u := range v.Unfinished {
+			parts = append(parts, u.String())
+		}
+		st.State, st.Description = github.StateError, "incomplete: "+strings.Join(parts, ", ")
 	}
 	st.Description = firstLine(st.Description)
 	if r := []rune(st.Description); len(r) > 140 {

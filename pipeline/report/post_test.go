@@ -31,6 +31,10 @@ func TestPostTarget(t *testing.T) {
 	fork := resultstest.PassingPR()
 	fork.Settings.Repo = "https://github.com/alice/php-src.git"
 	team := github.Repo{Host: "ghe.example.com", Owner: "team", Name: "php-src"}
+	local := resultstest.PassingPR()
+	local.Settings.Repo = "/srv/php-src"
+	noPR := resultstest.PassingPR()
+	noPR.Settings.Repo, noPR.Settings.PR = "https://github.com/alice/php-src", 0
 	for _, tt := range []struct {
 		name string
 		opt  Options
@@ -42,6 +46,8 @@ func TestPostTarget(t *testing.T) {
 		{"the results' repository", Options{}, []*results.Result{fork}, "alice/php-src#4242"},
 		{"a number for the demo", Options{PR: github.PullRequest{Number: 7}}, []*results.Result{resultstest.Demo()}, "php/php-src#7"},
 		{"the options win", Options{PR: github.PullRequest{Repo: team, Number: 7}}, []*results.Result{resultstest.PassingPR()}, "team/php-src#7"},
+		{"a local repository with --repo", Options{PR: github.PullRequest{Repo: team, Number: 7}}, []*results.Result{local}, "team/php-src#7"},
+		{"the results' repository without a PR", Options{PR: github.PullRequest{Number: 7}}, []*results.Result{noPR}, "alice/php-src#7"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := tt.opt.target(tt.rs)
@@ -76,5 +82,29 @@ func TestPostErrors(t *testing.T) {
 	}
 	if n := len(f.Comments("php", "php-src", 4242)); n != 0 {
 		t.Errorf("%d comments posted by failing posts", n)
+	}
+}
+
+// A result of a repository that is not on GitHub names no PR of
+// php/php-src: posting it needs --repo (or --post-to).
+func TestPostTargetLocalRepository(t *testing.T) {
+	for _, repo := range []string{"/srv/php-src", "file:///srv/php-src.git"} {
+		res := resultstest.PassingPR()
+		res.Settings.Repo = repo
+		for _, opt := range []Options{{}, {PR: github.PullRequest{Number: 4242}}} {
+			got, err := opt.target([]*results.Result{res})
+			if err == nil || !strings.Contains(err.Error(), repo) || !strings.Contains(err.Error(), "--repo") {
+				t.Errorf("%s, options %+v: target %v, %v; want an error naming it and --repo", repo, opt.PR, got, err)
+			}
+		}
+	}
+}
+
+func TestCommitStatusIncomplete(t *testing.T) {
+	rs := []*results.Result{killedPR()}
+	st := commitStatus(rs, results.VerdictOf(rs), "")
+	want := "incomplete: tests: running, bench: not started, report: not started"
+	if st.State != github.StateError || st.Description != want {
+		t.Errorf("status %s %q, want error %q", st.State, st.Description, want)
 	}
 }

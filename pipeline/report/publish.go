@@ -46,6 +46,10 @@ type Options struct {
 	// run never overwrites a newer run's comment; "" orders them by when
 	// they started.
 	RunID string
+	// Expect are the targets the results must cover: one per CI job. A
+	// target none of them has makes the report incomplete, as a job that
+	// died reads.
+	Expect []string
 }
 
 func (o Options) withDefaults() Options {
@@ -98,9 +102,9 @@ const CommentKey = "summary"
 // error is about delivery; the checks' outcome is Published.Verdict.
 func Publish(ctx context.Context, opt Options, rs []*results.Result) (*Published, error) {
 	opt = opt.withDefaults()
-	pub := &Published{Verdict: results.VerdictOf(rs)}
+	pub := &Published{Verdict: results.Expecting(rs, opt.Expect)}
 	var body bytes.Buffer
-	if err := RenderSummary(&body, rs); err != nil {
+	if err := renderSummary(&body, rs, renderOptions{expect: opt.Expect}); err != nil {
 		return pub, err
 	}
 	if opt.Out != "" {

@@ -26,13 +26,15 @@ type renderOptions struct {
 	// compact leaves out the disassembly diffs, for a comment that would
 	// exceed GitHub's size limit with them.
 	compact bool
+	// expect are the targets the results must cover (Options.Expect).
+	expect []string
 }
 
 func renderSummary(w io.Writer, rs []*results.Result, opt renderOptions) error {
 	p := &summaryWriter{opt: opt}
 	rs = results.SortedResults(rs)
 	targets := results.SortedTargets(rs)
-	v := results.VerdictOf(rs)
+	v := results.Expecting(rs, opt.expect)
 	p.headline(rs, targets, v)
 	for _, t := range targets {
 		p.target(t)
@@ -96,13 +98,19 @@ func (p *summaryWriter) headline(rs []*results.Result, targets []results.JobTarg
 		p.f("## ✅ patchproof: passed\n\n")
 	case v.Status == results.StatusFailed:
 		p.f("## ❌ patchproof: a check failed\n\n")
-	default:
+	case v.Status == results.StatusError:
 		p.f("## ⚠️ patchproof: could not run\n\n")
+	default:
+		p.f("## %s patchproof: incomplete: the run did not finish\n\n", statusIcon(results.StatusIncomplete))
 	}
 	p.f("%s\n\n", subject(rs, targets))
 
 	if v.Status != results.StatusPassed {
-		n := 0
+		// What did not finish first: nothing after it is the whole story.
+		for _, u := range v.Unfinished {
+			p.f("- %s %s\n", statusIcon(u.Status), markdown.Text(u.String()))
+		}
+		n := len(v.Unfinished)
 		for _, res := range rs {
 			for _, s := range res.Stages {
 				if s.Status != results.StatusFailed && s.Status != results.StatusError {
@@ -193,11 +201,15 @@ func checksRun(rs []*results.Result) (ran, notRun []string) {
 				order = append(order, s.Name)
 			}
 			switch s.Status {
-			case results.StatusPassed, results.StatusFailed, results.StatusError, results.StatusRunning:
+			case results.StatusPassed, results.StatusFailed, results.StatusError, results.StatusRunning, results.StatusInterrupted:
 				did[s.Name] = true
+			case results.StatusPending:
+				if why[s.Name] == "" {
+					why[s.Name] = strings.TrimSuffix("not started ("+s.Reason+")", " ()")
+				}
 			default:
 				if why[s.Name] == "" {
-					why[s.Name] = cmp.Or(s.Reason, string(s.Status))
+					why[s.Name] = cmp.Or(s.Reason, "not started")
 				}
 			}
 		}

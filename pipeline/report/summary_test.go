@@ -146,7 +146,7 @@ func TestCommentBodyFitsGitHub(t *testing.T) {
 	if err := RenderSummary(&full, []*results.Result{res}); err != nil {
 		t.Fatal(err)
 	}
-	body, err := commentBody([]*results.Result{res}, full.String())
+	body, err := commentBody([]*results.Result{res}, full.String(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,5 +170,57 @@ func TestResultsJSONHasNewFields(t *testing.T) {
 	b, _ := json.Marshal(back)
 	if d := cmp.Diff(string(a), string(b)); d != "" {
 		t.Errorf("round trip (-wrote +read):\n%s", d)
+	}
+}
+
+// killedPR is a PR run as SIGKILL during the tests stage leaves its
+// results.json: the tests running, bench and report not started.
+func killedPR() *results.Result {
+	res := resultstest.PassingPR()
+	res.Status, res.ExitCode, res.Error, res.FinishedAt = results.StatusRunning, 0, "", nil
+	res.Targets[0].Tests = nil
+	res.Stages[3].Status, res.Stages[3].DurationMS = results.StatusRunning, 0
+	res.Stages[4] = &results.StageResult{Name: "bench", Status: results.StatusPending}
+	res.Stages[5] = &results.StageResult{Name: "report", Status: results.StatusPending}
+	return res
+}
+
+func TestRenderIncomplete(t *testing.T) {
+	render := func(rs []*results.Result, expect []string) string {
+		var b bytes.Buffer
+		if err := renderSummary(&b, rs, renderOptions{expect: expect}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	for _, tt := range []struct {
+		name   string
+		rs     []*results.Result
+		expect []string
+		want   []string
+	}{
+		{"killed in the tests", []*results.Result{killedPR()}, nil, []string{
+			"## ⏹️ patchproof: incomplete: the run did not finish\n",
+			"- ⏳ tests: running\n",
+			"- ⏸️ bench: not started\n",
+			"- ⏸️ report: not started\n",
+		}},
+		{"a job left no results", []*results.Result{resultstest.Failing()}, []string{"master", "PHP-8.4"}, []string{
+			"## ⏹️ patchproof: incomplete: the run did not finish\n",
+			"- ⏸️ PHP-8.4: no results\n",
+			"- ❌ **build** failed: 1 of 4 builds failed",
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := render(tt.rs, tt.expect)
+			for _, w := range tt.want {
+				if !strings.Contains(doc, w) {
+					t.Errorf("summary lacks %q:\n%.600s", w, doc)
+				}
+			}
+			if strings.Contains(doc, "passed") && strings.Contains(doc, "## ✅") {
+				t.Error("an incomplete run reads as passed")
+			}
+		})
 	}
 }

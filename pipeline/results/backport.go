@@ -11,4 +11,7 @@ type BackportResult struct {
 	Commit    string                  `json:"commit,omitempty"` // the backport commit made or given
 	Conflicts []checkout.HunkConflict `json:"conflicts,omitempty"`
 	Error     string                  `json:"error,omitempty"`
+	// FromCommit is the head commit of the change: the pull request's
+	// head, so that a job of backports alone still names it.
+	FromCommit string `json:"from_commit,omitempty"`
 }

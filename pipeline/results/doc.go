@@ -7,5 +7,7 @@
 // several merged (one per CI job), so its field names are a published
 // interface: add fields, never rename them. The verdict is computed from a
 // Result alone, so the report of a results.json read from disk says the same
-// as the run that wrote it.
+// as the run that wrote it; one left by a run that died (a stage pending or
+// running) is incomplete, and CheckMerge refuses to merge Results of
+// different pull requests, repositories or head commits.
 package results

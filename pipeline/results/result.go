@@ -35,6 +35,15 @@ const (
 	StatusError        Status = "error"   // could not run
 	StatusSkipped      Status = "skipped" // not selected, or nothing to do
 	StatusNotAvailable Status = "not-available"
+	// StatusPending is a stage not started yet: every stage is recorded so
+	// when the run begins, so that a run that dies leaves its stages
+	// pending, never "skipped" as if a stage had had nothing to do.
+	StatusPending Status = "pending"
+	// StatusInterrupted is a stage cut short by SIGINT or SIGTERM.
+	StatusInterrupted Status = "interrupted"
+	// StatusIncomplete is a run that did not finish: interrupted, or read
+	// back while (or after) it died. It never reads as passed.
+	StatusIncomplete Status = "incomplete"
 )
 
 // Settings are the run's inputs worth showing next to its numbers.

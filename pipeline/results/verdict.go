@@ -1,37 +1,80 @@
 package results
 
-import "strings"
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Verdict is the outcome of one or more runs: the report's headline, the
 // commit status and the exit status.
 type Verdict struct {
-	Status Status // StatusPassed, StatusFailed or StatusError
-	Reason string // what failed or could not run; "" when passed
+	Status Status // StatusPassed, StatusFailed, StatusError or StatusIncomplete
+	Reason string // what failed, could not run or did not finish; "" when passed
+	// Unfinished lists what did not finish when Status is
+	// StatusIncomplete, one entry each: "tests: running", "bench: not
+	// started", "PHP-8.4: no results".
+	Unfinished []Unfinished
+}
+
+// Unfinished is a part of a run that did not finish: a stage, a target
+// whose job left no results, or the run itself.
+type Unfinished struct {
+	Job    string // the job it is part of, among several Results; "" for one
+	Name   string // the stage ("tests"), the target ("PHP-8.4") or "the run"
+	Status Status // StatusRunning, StatusInterrupted, StatusPending (never started, missing), or what the file says
+	Note   string // "running", "not started (cancelled)", "missing", "no results"
+}
+
+func (u Unfinished) String() string {
+	s := u.Name + ": " + u.Note
+	if u.Job != "" {
+		s = u.Job + ": " + s
+	}
+	return s
 }
 
 // ExitCode is patchproof's exit status for v: 0 passed, 1 a check failed,
-// 2 could not run.
-func (v Verdict) ExitCode() int { return severity(v.Status) }
+// 2 could not run or did not finish.
+func (v Verdict) ExitCode() int { return min(severity(v.Status), 2) }
 
-// severity orders statuses for merging, and is the exit status: could not
-// run is worse than a failed check, which is worse than a pass.
+// severity orders statuses for merging: a run that did not finish says
+// least of all, so it is worst; could not run is worse than a failed
+// check, which is worse than a pass.
 func severity(s Status) int {
 	switch s {
 	case StatusPassed:
 		return 0
 	case StatusFailed:
 		return 1
+	case StatusError:
+		return 2
 	}
-	return 2
+	return 3 // incomplete, or a status this version does not know
 }
 
-// StageVerdict is a run's verdict from its stages: a stage that could not
-// run makes it an error, else a failed check a failure. A stage still
-// running (the report, while it renders) does not count, so the report
-// renders the verdict the run ends with.
+// final reports whether s is the status of a run that finished.
+func final(s Status) bool {
+	return s == StatusPassed || s == StatusFailed || s == StatusError
+}
+
+// StageVerdict is a run's verdict from its stages: a stage that did not
+// finish (pending, running, interrupted, of an unknown status) makes it
+// incomplete, else a stage that could not run an error, else a failed
+// check a failure. The report stage while it runs does not count: it is
+// the one rendering this verdict, the one the run ends with.
 func StageVerdict(stages []*StageResult) Verdict {
 	var failed, errored []string
+	var unfinished []Unfinished
 	for _, s := range stages {
+		if s.Name == ReportStage && s.Status == StatusRunning {
+			continue
+		}
+		if u, ok := s.unfinished(); ok {
+			unfinished = append(unfinished, u)
+			continue
+		}
 		switch s.Status {
 		case StatusFailed:
 			failed = append(failed, s.Name)
@@ -40,44 +83,150 @@ func StageVerdict(stages []*StageResult) Verdict {
 		}
 	}
 	switch {
+	case len(unfinished) > 0:
+		return incomplete(unfinished)
 	case len(errored) > 0:
-		return Verdict{StatusError, strings.Join(errored, "; ")}
+		return Verdict{Status: StatusError, Reason: strings.Join(errored, "; ")}
 	case len(failed) > 0:
-		return Verdict{StatusFailed, "checks failed: " + strings.Join(failed, ", ")}
+		return Verdict{Status: StatusFailed, Reason: "checks failed: " + strings.Join(failed, ", ")}
 	}
 	return Verdict{Status: StatusPassed}
 }
 
-// verdict is one Result's verdict: its final status once the run has
-// finished, else what its stages say so far.
-func (r *Result) verdict() Verdict {
-	switch r.Status {
-	case StatusPassed, StatusFailed, StatusError:
-		return Verdict{r.Status, r.Error}
+func incomplete(unfinished []Unfinished) Verdict {
+	var parts []string
+	for _, u := range unfinished {
+		parts = append(parts, u.String())
 	}
-	return StageVerdict(r.Stages)
+	return Verdict{Status: StatusIncomplete, Reason: "did not finish: " + strings.Join(parts, ", "), Unfinished: unfinished}
+}
+
+// unfinished says how s did not finish, and whether it did not.
+func (s *StageResult) unfinished() (Unfinished, bool) {
+	u := Unfinished{Name: s.Name, Status: s.Status}
+	switch s.Status {
+	case StatusPassed, StatusFailed, StatusError, StatusNotAvailable:
+		return u, false
+	case StatusSkipped:
+		if s.Reason != "" {
+			return u, false
+		}
+		// A real skip always says why; a reasonless one is how runs before
+		// StatusPending pre-filled the stages they never reached.
+		u.Status, u.Note = StatusPending, "not started"
+	case StatusPending:
+		u.Note = "not started"
+		if s.Reason != "" {
+			u.Note += " (" + s.Reason + ")"
+		}
+	case StatusRunning, StatusInterrupted:
+		u.Note = string(s.Status)
+	default:
+		u.Note = fmt.Sprintf("unknown status %q", s.Status)
+	}
+	return u, true
+}
+
+// Unfinished lists what did not finish in r, one entry each: every stage
+// pending, running, interrupted or of an unknown status, every stage the
+// run selected that has no entry, and first the run itself when its
+// status is not that of a finished run and it says why, or no stage says
+// more. Empty when r is
+// complete. A finished run's copy that the report stage renders (a final
+// status, the report stage running) is complete.
+func (r *Result) Unfinished() []Unfinished {
+	var out []Unfinished
+	for _, s := range r.Stages {
+		if final(r.Status) && s.Name == ReportStage && s.Status == StatusRunning {
+			continue
+		}
+		if u, ok := s.unfinished(); ok {
+			out = append(out, u)
+		}
+	}
+	for _, name := range r.Settings.Stages {
+		if !slices.ContainsFunc(r.Stages, func(s *StageResult) bool { return s.Name == name }) {
+			out = append(out, Unfinished{Name: name, Status: StatusPending, Note: "missing"})
+		}
+	}
+	if len(r.Stages) == 0 {
+		out = append(out, Unfinished{Name: theRun, Status: StatusPending, Note: "no stage recorded"})
+	}
+	if !final(r.Status) && (r.Error != "" || len(out) == 0) {
+		// Why the run stopped ("interrupted") comes first.
+		u := Unfinished{Name: theRun, Status: r.Status, Note: cmp.Or(r.Error, string(r.Status), "no status")}
+		out = append([]Unfinished{u}, out...)
+	}
+	return out
+}
+
+// theRun names the run itself among what did not finish.
+const theRun = "the run"
+
+// verdict is one Result's verdict: incomplete when anything in it did not
+// finish, else its final status.
+func (r *Result) verdict() Verdict {
+	if u := r.Unfinished(); len(u) > 0 {
+		return incomplete(u)
+	}
+	return Verdict{Status: r.Status, Reason: r.Error}
 }
 
 // VerdictOf is the verdict of results taken together: the worst of each
-// one's, with the reasons of those that are that bad.
+// one's, with the reasons (and what did not finish) of those that are that
+// bad, each named by its job when there are several.
 func VerdictOf(rs []*Result) Verdict {
 	if len(rs) == 0 {
-		return Verdict{StatusError, "no results"}
+		return Verdict{Status: StatusError, Reason: "no results"}
 	}
 	worst := Verdict{Status: StatusPassed}
 	var reasons []string
 	for _, res := range rs {
 		v := res.verdict()
 		if severity(v.Status) > severity(worst.Status) {
-			worst.Status, reasons = v.Status, nil
+			worst.Status, reasons, worst.Unfinished = v.Status, nil, nil
 		}
-		if v.Status == worst.Status && v.Reason != "" {
+		if v.Status != worst.Status {
+			continue
+		}
+		job := ""
+		if len(rs) > 1 {
+			job = JobName(res) + ": "
+		}
+		if v.Reason != "" {
+			reasons = append(reasons, job+v.Reason)
+		}
+		for _, u := range v.Unfinished {
 			if len(rs) > 1 {
-				v.Reason = JobName(res) + ": " + v.Reason
+				u.Job = JobName(res)
 			}
-			reasons = append(reasons, v.Reason)
+			worst.Unfinished = append(worst.Unfinished, u)
 		}
 	}
 	worst.Reason = strings.Join(reasons, "; ")
 	return worst
+}
+
+// Expecting is the verdict of rs when each target named in want must be
+// among them: a target none has (the CI job of it left no results.json)
+// makes the verdict incomplete.
+func Expecting(rs []*Result, want []string) Verdict {
+	v := VerdictOf(rs)
+	var missing []Unfinished
+	for _, name := range want {
+		found := false
+		for _, res := range rs {
+			found = found || slices.ContainsFunc(res.Targets, func(t *TargetResult) bool { return t.Name == name })
+		}
+		if !found {
+			missing = append(missing, Unfinished{Name: name, Status: StatusPending, Note: "no results"})
+		}
+	}
+	if len(missing) == 0 {
+		return v
+	}
+	if v.Status != StatusIncomplete {
+		v.Unfinished = nil
+	}
+	return incomplete(append(v.Unfinished, missing...))
 }

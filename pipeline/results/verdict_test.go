@@ -1,6 +1,7 @@
 package results_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -9,30 +10,116 @@ import (
 	"github.com/patchproof/patchproof/pipeline/results/resultstest"
 )
 
-import ()
+// killed is the demo's results.json as a run killed (SIGKILL) at stage
+// i leaves it: that stage running, the ones after it as the run
+// recorded them when it began.
+func killed(i int, later results.Status) *results.Result {
+	res := resultstest.Demo()
+	res.Status, res.ExitCode, res.Error, res.FinishedAt = results.StatusRunning, 0, "", nil
+	res.Stages[i].Status, res.Stages[i].DurationMS = results.StatusRunning, 0
+	for _, s := range res.Stages[i+1:] {
+		*s = results.StageResult{Name: s.Name, Status: later}
+	}
+	return res
+}
 
 func TestVerdictOf(t *testing.T) {
-	running := resultstest.Demo()
-	running.Status, running.FinishedAt = results.StatusRunning, nil
-	running.Stages[5].Status = results.StatusRunning // the report, rendering
+	// The report stage renders a copy of the run with the status the run
+	// ends with, while it is itself running.
+	live := resultstest.Demo()
+	live.Stages[5].Status = results.StatusRunning
 	errored := resultstest.Demo()
 	errored.Status, errored.Error = results.StatusError, "tests: mariadb did not start"
+	interrupted := resultstest.Demo()
+	interrupted.Status, interrupted.ExitCode, interrupted.Error = results.StatusIncomplete, 2, "interrupted"
+	interrupted.Stages[3].Status = results.StatusInterrupted
+	interrupted.Stages[4] = &results.StageResult{Name: "bench", Status: results.StatusPending, Reason: "cancelled"}
+	interrupted.Stages[5] = &results.StageResult{Name: "report", Status: results.StatusPending, Reason: "cancelled"}
+	unknown := resultstest.Demo()
+	unknown.Stages[3].Status = "exploded"
+	missing := resultstest.Demo()
+	missing.Stages = append(missing.Stages[:3], missing.Stages[4:]...)
+	strange := resultstest.Demo()
+	strange.Status = "weird"
+	failedThenKilled := killed(3, results.StatusPending)
+	failedThenKilled.Stages[1].Status = results.StatusFailed
+
+	notFinished := func(u ...string) verdict {
+		return verdict{results.StatusIncomplete, "did not finish: " + strings.Join(u, ", "), u}
+	}
+	v := func(s results.Status, reason string) verdict { return verdict{s, reason, nil} }
 	for _, tt := range []struct {
 		name string
 		rs   []*results.Result
-		want results.Verdict
+		want verdict
 	}{
-		{"passed", []*results.Result{resultstest.Demo()}, results.Verdict{Status: results.StatusPassed}},
-		{"a live run ignores the report stage", []*results.Result{running}, results.Verdict{Status: results.StatusPassed}},
-		{"failed", []*results.Result{resultstest.Failing()}, results.Verdict{Status: results.StatusFailed, Reason: "checks failed: build, codediff"}},
-		{"worst of two", []*results.Result{resultstest.Demo(), resultstest.Failing()}, results.Verdict{Status: results.StatusFailed, Reason: "master: checks failed: build, codediff"}},
-		{"error beats failure", []*results.Result{resultstest.Failing(), errored}, results.Verdict{Status: results.StatusError, Reason: "PHP-8.2: tests: mariadb did not start"}},
-		{"none", nil, results.Verdict{Status: results.StatusError, Reason: "no results"}},
+		{"passed", []*results.Result{resultstest.Demo()}, v(results.StatusPassed, "")},
+		{"the report stage renders a finished run", []*results.Result{live}, v(results.StatusPassed, "")},
+		{"failed", []*results.Result{resultstest.Failing()}, v(results.StatusFailed, "checks failed: build, codediff")},
+		{"worst of two", []*results.Result{resultstest.Demo(), resultstest.Failing()}, v(results.StatusFailed, "master: checks failed: build, codediff")},
+		{"error beats failure", []*results.Result{resultstest.Failing(), errored}, v(results.StatusError, "PHP-8.2: tests: mariadb did not start")},
+		{"none", nil, v(results.StatusError, "no results")},
+
+		{"killed during the tests", []*results.Result{killed(3, results.StatusPending)},
+			notFinished("tests: running", "bench: not started", "report: not started")},
+		{"killed, stages pre-filled as skipped by an older run", []*results.Result{killed(3, results.StatusSkipped)},
+			notFinished("tests: running", "bench: not started", "report: not started")},
+		{"killed while the report posts", []*results.Result{killed(5, results.StatusPending)},
+			notFinished("report: running")},
+		{"a failed check does not hide that the run died", []*results.Result{failedThenKilled},
+			notFinished("tests: running", "bench: not started", "report: not started")},
+		{"interrupted", []*results.Result{interrupted},
+			notFinished("the run: interrupted", "tests: interrupted", "bench: not started (cancelled)", "report: not started (cancelled)")},
+		{"a stage of unknown status", []*results.Result{unknown}, notFinished(`tests: unknown status "exploded"`)},
+		{"a selected stage missing", []*results.Result{missing}, notFinished("tests: missing")},
+		{"a run of unknown status", []*results.Result{strange}, notFinished("the run: weird")},
+		{"no stages", []*results.Result{{Status: results.StatusPassed}}, notFinished("the run: no stage recorded")},
+		{"incomplete beats error", []*results.Result{errored, resultstest.Live(resultstest.Failing())},
+			verdict{results.StatusIncomplete, "master: did not finish: report: missing", []string{"master: report: missing"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if d := cmp.Diff(tt.want, results.VerdictOf(tt.rs)); d != "" {
+			v := results.VerdictOf(tt.rs)
+			if d := cmp.Diff(tt.want, verdictOf(v)); d != "" {
 				t.Errorf("verdict (-want +got):\n%s", d)
 			}
+			if v.Status == results.StatusIncomplete && v.ExitCode() != 2 {
+				t.Errorf("exit %d for an incomplete run, want 2", v.ExitCode())
+			}
 		})
+	}
+}
+
+// verdict is a Verdict with what did not finish as text, to compare.
+type verdict struct {
+	Status     results.Status
+	Reason     string
+	Unfinished []string
+}
+
+func verdictOf(v results.Verdict) verdict {
+	out := verdict{Status: v.Status, Reason: v.Reason}
+	for _, u := range v.Unfinished {
+		out.Unfinished = append(out.Unfinished, u.String())
+	}
+	return out
+}
+
+func TestExpecting(t *testing.T) {
+	rs := []*results.Result{resultstest.Failing()}
+	if d := cmp.Diff(results.VerdictOf(rs), results.Expecting(rs, []string{"master"})); d != "" {
+		t.Errorf("every target there (-want +got):\n%s", d)
+	}
+	want := results.Verdict{Status: results.StatusIncomplete, Reason: "did not finish: PHP-8.4: no results",
+		Unfinished: []results.Unfinished{{Name: "PHP-8.4", Status: results.StatusPending, Note: "no results"}}}
+	if d := cmp.Diff(want, results.Expecting(rs, []string{"master", "PHP-8.4"})); d != "" {
+		t.Errorf("a job left no results (-want +got):\n%s", d)
+	}
+}
+
+func TestStageVerdict(t *testing.T) {
+	// What finish records: a stage left pending (never run) is no pass.
+	stages := []*results.StageResult{{Name: "checkout", Status: results.StatusPassed}, {Name: "tests", Status: results.StatusPending}}
+	if v := results.StageVerdict(stages); v.Status != results.StatusIncomplete || v.ExitCode() != 2 {
+		t.Errorf("verdict %+v, want incomplete, exit 2", v)
 	}
 }

@@ -325,7 +325,7 @@ func Backport() *results.Result {
 				Name: "PHP-8.4", Repo: PHPSrc,
 				Base:     results.CommitRef{Ref: "PHP-8.4", Commit: "3d4e5f60718293a4b5c6d7e8f9012345678901ab", BranchTip: "3d4e5f60718293a4b5c6d7e8f9012345678901ab"},
 				Head:     results.CommitRef{Ref: "2c3d4e5f6071 onto PHP-8.4", Commit: strings.Repeat("0", 40)},
-				Backport: &results.BackportResult{From: "master", Branch: "PHP-8.4", Error: "patch does not apply", Conflicts: []checkout.HunkConflict{{File: "ext/mysqlnd/mysqlnd_statistics.h", Hunk: "@@ -55,9 +55,13 @@", Reason: "context does not match"}}},
+				Backport: &results.BackportResult{From: "master", FromCommit: PRHead, Branch: "PHP-8.4", Error: "patch does not apply", Conflicts: []checkout.HunkConflict{{File: "ext/mysqlnd/mysqlnd_statistics.h", Hunk: "@@ -55,9 +55,13 @@", Reason: "context does not match"}}},
 			},
 			{
 				Name: "PHP-8.5", Repo: PHPSrc,
@@ -336,7 +336,7 @@ func Backport() *results.Result {
 					build("PHP-8.5", "head", builders.NTS, 35_000, false),
 				},
 				CodeDiff: &results.CodeDiffResult{NTS: NTSReport(), ExpectNTSNoop: true},
-				Backport: &results.BackportResult{From: "master", Branch: "PHP-8.5", Applied: true, Commit: "5f60718293a4b5c6d7e8f9012345678901abcdef"},
+				Backport: &results.BackportResult{From: "master", FromCommit: PRHead, Branch: "PHP-8.5", Applied: true, Commit: "5f60718293a4b5c6d7e8f9012345678901abcdef"},
 			},
 		},
 		Stages: []*results.StageResult{

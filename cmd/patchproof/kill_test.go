@@ -1,0 +1,92 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/patchproof/patchproof/pipeline"
+	"github.com/patchproof/patchproof/pipeline/github/githubfake"
+	"github.com/patchproof/patchproof/pipeline/results"
+)
+
+// TestMain lets a test run this binary as patchproof itself, a process
+// that can be killed: with PATCHPROOF_TEST_AS_MAIN=1 it is main.
+func TestMain(m *testing.M) {
+	if os.Getenv("PATCHPROOF_TEST_AS_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// A run killed with SIGKILL while its report stage posts (the GitHub API
+// accepts and never answers) leaves results.json running; report --post of
+// it on the GitHub fake says incomplete, sets an error status and exits 2.
+func TestKilledRunReportsIncomplete(t *testing.T) {
+	cleanEnv(t)
+	repo := smallPHPRepo(t)
+	out := filepath.Join(t.TempDir(), "out")
+	asked := make(chan struct{}, 1)
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case asked <- struct{}{}:
+		default:
+		}
+		<-r.Context().Done()
+	}))
+	defer hung.Close()
+
+	cmd := exec.Command(os.Args[0], "run", "--cache", t.TempDir(), "--out", out,
+		"--repo", repo, "--base", "PHP-8.2", "--head", "mysqlnd-atomic-stats", "--stages", "checkout,report",
+		"--post", "--post-to", "php/php-src#4242", "--github-api", hung.URL)
+	cmd.Env = append(os.Environ(), "PATCHPROOF_TEST_AS_MAIN=1", "GITHUB_TOKEN="+cmdToken)
+	var log strings.Builder
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-asked:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("the run never posted:\n%s", log.String())
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	cmd.Wait()
+
+	path := filepath.Join(out, "results.json")
+	res, err := results.Read(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != results.StatusRunning || len(res.Targets) != 1 {
+		t.Fatalf("killed run: status %s, %d targets; want running, 1", res.Status, len(res.Targets))
+	}
+	f := githubfake.New(t)
+	f.AddUser("patchproof-bot", cmdToken)
+	f.AddPR(githubfake.PR{Owner: "php", Repo: "php-src", Number: 4242,
+		Base: githubfake.Branch{Ref: "PHP-8.2", SHA: res.Targets[0].Base.Commit},
+		Head: githubfake.Branch{Ref: "mysqlnd-atomic-stats", SHA: res.Targets[0].Head.Commit}})
+	t.Setenv("GITHUB_TOKEN", cmdToken)
+	code, _, stderr := runReport(t, path, "--post", "--pr", "4242", "--repo", pipeline.DefaultRepo, "--github-api", f.URL())
+	if code != 2 || !strings.Contains(stderr, "incomplete: did not finish: report: running") {
+		t.Errorf("report: exit %d, stderr %q; want 2, incomplete", code, stderr)
+	}
+	cs := f.Comments("php", "php-src", 4242)
+	if len(cs) != 1 || !strings.Contains(cs[0].Body, "## ⏹️ patchproof: incomplete") {
+		t.Errorf("want one comment saying incomplete, got %+v", cs)
+	}
+	st := f.Statuses("php", "php-src", res.Targets[0].Head.Commit)
+	if len(st) != 1 || st[0].State != "error" {
+		t.Errorf("statuses %+v, want one error", st)
+	}
+}
