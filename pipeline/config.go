@@ -1,16 +1,21 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
 	"strings"
 
+	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/report"
 	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/verify/codediff"
+	"github.com/patchproof/patchproof/workloads/bench"
 )
 
 // DefaultRepo is the repository --pr refers to.
@@ -77,6 +82,8 @@ type Config struct {
 	onGitHub  bool
 	postTo    github.PullRequest
 	postToErr error
+	// githubAPIFrom names where GitHubAPI came from, for its errors.
+	githubAPIFrom string
 }
 
 func (c *Config) setDefaults() {
@@ -95,7 +102,7 @@ func (c *Config) setDefaults() {
 			c.SuiteJobs = 4
 		}
 	}
-	if c.Jobs <= 0 {
+	if c.Jobs == 0 { // a negative one is validate's to reject
 		c.Jobs = max(1, runtime.NumCPU()/2)
 	}
 	if c.Bench == "" {
@@ -116,8 +123,11 @@ func (c *Config) setDefaults() {
 	if c.Getenv == nil {
 		c.Getenv = os.Getenv
 	}
-	if c.GitHubAPI == "" {
-		c.GitHubAPI = c.Getenv("PATCHPROOF_GITHUB_API")
+	if c.githubAPIFrom == "" {
+		c.githubAPIFrom = "--github-api"
+		if c.GitHubAPI == "" {
+			c.GitHubAPI, c.githubAPIFrom = c.Getenv("PATCHPROOF_GITHUB_API"), "$PATCHPROOF_GITHUB_API"
+		}
 	}
 	c.repo, c.onGitHub = github.ParseRepo(c.Repo)
 	if c.PostTo != "" {
@@ -187,9 +197,13 @@ func (c *Config) wants(stage string) bool {
 	return len(c.Stages) == 0 || slices.Contains(c.Stages, stage)
 }
 
-// validate checks what can be checked before anything runs. Its errors are
-// *results.InputError.
+// validate checks what can be checked before anything runs: every value's
+// range and syntax, and that each ref is a name, before the plan fetches
+// anything. Its errors are *results.InputError naming the flag and value.
 func (c *Config) validate() error {
+	if err := c.validateValues(); err != nil {
+		return err
+	}
 	for _, s := range c.Stages {
 		if !slices.Contains(StageNames(), s) {
 			return &results.InputError{Input: "--stages " + strings.Join(c.Stages, ","), Err: fmt.Errorf("unknown stage %q (stages: %s)", s, strings.Join(StageNames(), ","))}
@@ -227,5 +241,85 @@ func (c *Config) validate() error {
 	if !c.Demo() && c.PR == 0 && (c.Base == "" || c.Head == "") {
 		return &results.InputError{Input: "--repo " + c.Repo, Err: fmt.Errorf("--base and --head are needed with --repo")}
 	}
+	return c.validateRefs()
+}
+
+// validateValues checks the numbers, CPU lists, the objects glob and the
+// GitHub API URL.
+func (c *Config) validateValues() error {
+	for _, n := range []struct {
+		flag string
+		v    int
+	}{{"--jobs", c.Jobs}, {"--threads", c.Threads}, {"--passes", c.Passes}} {
+		if n.v < 0 {
+			return &results.InputError{Input: fmt.Sprintf("%s %d", n.flag, n.v), Err: errors.New("must be 1 or more (0 or none: the default)")}
+		}
+	}
+	for _, l := range []struct{ flag, v string }{{"--server-cpus", c.ServerCPUs}, {"--load-cpus", c.LoadCPUs}, {"--db-cpus", c.DBCPUs}} {
+		if l.v == "" {
+			continue
+		}
+		if err := bench.CheckCPUList(l.v); err != nil {
+			return &results.InputError{Input: l.flag + " " + l.v, Err: err}
+		}
+	}
+	if err := codediff.CheckObjects(c.Objects); err != nil {
+		return &results.InputError{Input: "--objects " + c.Objects, Err: err}
+	}
+	return c.validateGitHubAPI()
+}
+
+// validateGitHubAPI checks the GitHub API root, given or from the
+// environment.
+func (c *Config) validateGitHubAPI() error {
+	if c.GitHubAPI == "" {
+		return nil
+	}
+	if err := github.CheckBaseURL(c.GitHubAPI); err != nil {
+		return &results.InputError{Input: c.githubAPIFrom + " " + c.GitHubAPI, Err: err}
+	}
 	return nil
+}
+
+// validateRefs checks that every ref given is a name, not a pattern or a
+// revision: the plan fetches them as they are.
+func (c *Config) validateRefs() error {
+	type given struct{ input, ref string }
+	var refs []given
+	// --base and --head may be left out: the demo's, or the PR's.
+	if c.Base != "" {
+		refs = append(refs, given{"--base " + c.Base, c.Base})
+	}
+	if c.Head != "" {
+		refs = append(refs, given{"--head " + c.Head, c.Head})
+	}
+	for _, b := range c.BackportTo {
+		refs = append(refs, given{"--backport-to " + strings.Join(c.BackportTo, ","), b})
+	}
+	for _, b := range slices.Sorted(maps.Keys(c.Backports)) {
+		input := "--backport " + b + "=" + c.Backports[b]
+		refs = append(refs, given{input, b}, given{input, c.Backports[b]})
+	}
+	if c.Target != "" {
+		refs = append(refs, given{"--target " + c.Target, c.Target})
+	}
+	for _, r := range refs {
+		if err := checkout.CheckRefName(r.ref); err != nil {
+			return &results.InputError{Input: r.input, Err: err}
+		}
+	}
+	return nil
+}
+
+// ValidateReport checks the flags 'patchproof report' shares with a run
+// (--pr, --post-to, --github-api) before anything is read or written.
+func (c *Config) ValidateReport() error {
+	c.setDefaults()
+	if c.PR < 0 {
+		return &results.InputError{Input: fmt.Sprintf("--pr %d", c.PR), Err: fmt.Errorf("not a pull request number")}
+	}
+	if c.postToErr != nil {
+		return &results.InputError{Input: "--post-to " + c.PostTo, Err: c.postToErr}
+	}
+	return c.validateGitHubAPI()
 }

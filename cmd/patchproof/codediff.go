@@ -31,6 +31,9 @@ func codediffCmd(_ context.Context, stdout, stderr io.Writer, args []string) err
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := codediff.CheckObjects(*objects); err != nil {
+		return &results.InputError{Input: "--objects " + *objects, Err: err}
+	}
 	if fs.NArg() != 2 {
 		fs.Usage()
 		return usageErrorf("codediff: want BASE and HEAD, got %d arguments", fs.NArg())

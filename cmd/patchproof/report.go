@@ -66,6 +66,13 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 		files = append(files, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
+	if err := cfg.ValidateReport(); err != nil {
+		return err
+	}
+	expected, err := splitList("--expect-targets", expect, true)
+	if err != nil {
+		return err
+	}
 	if len(files) == 0 {
 		files = listFlag{defaultResults}
 	}
@@ -84,7 +91,7 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	cfg.Post = cfg.Post || cfg.DryRun
 	cfg.Stdout, cfg.Stderr = stdout, stderr
 	opt := cfg.ReportOptions()
-	opt.Expect = splitList(expect)
+	opt.Expect = expected
 	pub, err := report.Publish(ctx, opt, rs)
 	if pub != nil {
 		if pub.Summary != "" {

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/patchproof/patchproof/pipeline"
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error {
@@ -48,9 +50,20 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	if fs.NArg() > 0 {
 		return usageErrorf("run: unexpected argument %q", fs.Arg(0))
 	}
-	cfg.Variants = splitList(variants)
-	cfg.Stages = splitList(stages)
-	cfg.BackportTo = splitList(backportTo)
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var err error
+	if cfg.Variants, err = splitList("--variants", variants, false); err != nil {
+		return err
+	}
+	if given["stages"] {
+		if cfg.Stages, err = splitList("--stages", stages, false); err != nil {
+			return err
+		}
+	}
+	if cfg.BackportTo, err = splitList("--backport-to", backportTo, true); err != nil {
+		return err
+	}
 	cfg.Backports = backports
 	cfg.Stdout, cfg.Stderr = stdout, stderr
 	res, err := pipeline.Execute(ctx, cfg)
@@ -60,14 +73,27 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	return err
 }
 
-func splitList(s string) []string {
+// splitList splits the comma-separated value of flag. An empty item
+// ("a,,b", ",") is bad input, and so is an empty value unless none means
+// something for the flag (noneOK: --backport-to "" backports nowhere).
+func splitList(flag, s string, noneOK bool) ([]string, error) {
+	bad := func(why string) error {
+		return &results.InputError{Input: strings.TrimSpace(flag + " " + s), Err: errors.New(why)}
+	}
+	if strings.TrimSpace(s) == "" {
+		if noneOK {
+			return nil, nil
+		}
+		return nil, bad("names nothing")
+	}
 	var out []string
 	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
+		if f = strings.TrimSpace(f); f == "" {
+			return nil, bad("an empty item in the list")
 		}
+		out = append(out, f)
 	}
-	return out
+	return out, nil
 }
 
 // backportFlag collects --backport BRANCH=REF.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -136,6 +137,21 @@ type Client struct {
 	self string // the token's account, once known
 }
 
+// CheckBaseURL rejects an API root that is not an http or https URL with a
+// host: what Options.BaseURL must be.
+func CheckBaseURL(s string) error {
+	u, err := url.Parse(s)
+	switch {
+	case err != nil:
+		return fmt.Errorf("not a URL: %w", err)
+	case u.Scheme != "http" && u.Scheme != "https":
+		return errors.New("not an http or https URL")
+	case u.Host == "":
+		return errors.New("the URL has no host")
+	}
+	return nil
+}
+
 // New returns a Client for opts. It fails only on a malformed BaseURL.
 func New(opts Options) (*Client, error) {
 	o := opts.withDefaults()
@@ -155,6 +171,9 @@ func New(opts Options) (*Client, error) {
 	}
 	g := gh.NewClient(&http.Client{Transport: rt})
 	if o.BaseURL != DefaultBaseURL {
+		if err := CheckBaseURL(o.BaseURL); err != nil {
+			return nil, fmt.Errorf("github client: base URL %s: %w", o.BaseURL, err)
+		}
 		var err error
 		if g, err = g.WithEnterpriseURLs(o.BaseURL, o.BaseURL); err != nil {
 			return nil, fmt.Errorf("github client: base URL: %w", err)

@@ -28,6 +28,19 @@ type Options struct {
 	Objects string
 }
 
+// CheckObjects rejects an Objects pattern that is not a glob
+// (filepath.Match syntax) relative to a build: absolute, or reaching above
+// it with "..".
+func CheckObjects(pattern string) error {
+	if _, err := filepath.Match(pattern, ""); err != nil {
+		return fmt.Errorf("not a glob: %w", err)
+	}
+	if filepath.IsAbs(pattern) || slices.Contains(strings.Split(filepath.ToSlash(pattern), "/"), "..") {
+		return fmt.Errorf("not relative to the build directory")
+	}
+	return nil
+}
+
 func (o Options) objects() string {
 	if o.Objects == "" {
 		return DefaultObjects

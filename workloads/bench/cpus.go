@@ -1,0 +1,58 @@
+package bench
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// CheckCPUList rejects a CPU list that taskset -c would not take: a
+// comma-separated list of CPUs and ranges ("0,5,7-11", "0-10:2"). The
+// lists are pinned with taskset, so what is checked here is what runs.
+func CheckCPUList(s string) error {
+	if s == "" {
+		return fmt.Errorf("empty CPU list")
+	}
+	for _, item := range strings.Split(s, ",") {
+		if err := checkCPURange(item); err != nil {
+			return fmt.Errorf("not a CPU list (as 0,5,7-11 or 0-10:2): %w", err)
+		}
+	}
+	return nil
+}
+
+func checkCPURange(item string) error {
+	rng, stride, hasStride := strings.Cut(item, ":")
+	first, last, isRange := strings.Cut(rng, "-")
+	if !isRange {
+		if hasStride {
+			return fmt.Errorf("%q: a stride needs a range", item)
+		}
+		last = first
+	}
+	a, err := cpuNumber(first)
+	if err != nil {
+		return err
+	}
+	b, err := cpuNumber(last)
+	if err != nil {
+		return err
+	}
+	if b < a {
+		return fmt.Errorf("%q: the range ends before it begins", item)
+	}
+	if hasStride {
+		if n, err := cpuNumber(stride); err != nil || n == 0 {
+			return fmt.Errorf("%q: the stride is not a positive number", item)
+		}
+	}
+	return nil
+}
+
+func cpuNumber(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || s != strconv.Itoa(n) {
+		return 0, fmt.Errorf("%q is not a CPU number", s)
+	}
+	return n, nil
+}
