@@ -29,6 +29,7 @@ import (
 	"time"
 
 	"github.com/patchproof/patchproof/internal/cachedir"
+	"github.com/patchproof/patchproof/internal/childenv"
 )
 
 // Spec is what to build.
@@ -510,7 +511,9 @@ func fileExists(p string) bool {
 // copyTree copies a source tree with cp -a, which keeps modes, times and
 // symlinks (configure and make compare timestamps).
 func copyTree(src, dst string) error {
-	out, err := exec.Command("cp", "-a", src+"/.", dst).CombinedOutput()
+	cmd := exec.Command("cp", "-a", src+"/.", dst)
+	cmd.Env = childenv.Environ()
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("cp -a %s %s: %v: %s", src, dst, err, bytes.TrimSpace(out))
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/patchproof/patchproof/internal/cachedir"
+	"github.com/patchproof/patchproof/internal/childenv"
 	"github.com/patchproof/patchproof/internal/proc"
 )
 
@@ -69,10 +70,16 @@ func (d *Docker) ID(ctx context.Context) (string, error) {
 	return "docker/" + img.ID, nil
 }
 
+// containerEnv is a build container's whole environment: a PATH and HOME
+// of its own and the build's variables, nothing of the host's.
+func containerEnv(c Cmd) []string {
+	return append([]string{"HOME=/tmp", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, c.Env...)
+}
+
 // Exec runs c in a new container and removes it afterwards, also when ctx is
 // cancelled.
 func (d *Docker) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
-	env := append([]string{"HOME=/tmp", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, c.Env...)
+	env := containerEnv(c)
 	var binds []string
 	for _, m := range d.Mounts {
 		binds = append(binds, m+":"+m)
@@ -234,6 +241,7 @@ func ensureBaseImage(ctx context.Context, c *client.Client, opt ImageOptions) (s
 		tmp := rootfs + ".tmp"
 		os.RemoveAll(tmp)
 		cmd := exec.CommandContext(ctx, "debootstrap", "--variant=minbase", opt.Suite, tmp, opt.Mirror)
+		cmd.Env = childenv.Environ()
 		cmd.Stdout, cmd.Stderr = opt.Log, opt.Log
 		proc.KillGroupOnCancel(cmd)
 		if err := cmd.Run(); err != nil {
@@ -246,6 +254,7 @@ func ensureBaseImage(ctx context.Context, c *client.Client, opt ImageOptions) (s
 		}
 	}
 	tar := exec.CommandContext(ctx, "tar", "-C", rootfs, "-c", ".")
+	tar.Env = childenv.Environ()
 	stdout, err := tar.StdoutPipe()
 	if err != nil {
 		return "", err

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 
+	"github.com/patchproof/patchproof/internal/childenv"
 	"github.com/patchproof/patchproof/internal/proc"
 )
 
@@ -44,8 +46,10 @@ func (e *ExitError) Error() string {
 
 // Host runs commands on this machine, each in its own process group:
 // cancelling the context kills the whole tree (make, its compilers, ...).
+// What it runs is the code under test: its environment is childenv's,
+// never one with the CI's tokens.
 type Host struct {
-	Env []string // base environment; nil means the process's own
+	Env []string // base environment, cleaned by childenv; nil means the process's own
 }
 
 var _ Executor = (*Host)(nil)
@@ -56,11 +60,11 @@ func (h *Host) String() string { return "host" }
 func (h *Host) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 	cmd := exec.CommandContext(ctx, c.Args[0], c.Args[1:]...)
 	cmd.Dir = c.Dir
-	if h.Env != nil {
-		cmd.Env = append(append([]string{}, h.Env...), c.Env...)
-	} else {
-		cmd.Env = append(cmd.Environ(), c.Env...)
+	base := h.Env
+	if base == nil {
+		base = os.Environ()
 	}
+	cmd.Env = append(childenv.Clean(base), c.Env...)
 	cmd.Stdout, cmd.Stderr = c.Output, c.Output
 	proc.KillGroupOnCancel(cmd)
 	err := cmd.Run()
@@ -78,7 +82,9 @@ func (h *Host) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 
 // ID is the host's compiler.
 func (h *Host) ID(ctx context.Context) (string, error) {
-	out, err := exec.CommandContext(ctx, "gcc", "--version").Output()
+	cmd := exec.CommandContext(ctx, "gcc", "--version")
+	cmd.Env = childenv.Environ()
+	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("gcc --version: %w", err)
 	}

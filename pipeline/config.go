@@ -71,8 +71,9 @@ type Config struct {
 
 	// Getenv reads the environment: the GitHub token, $GITHUB_RUN_ID,
 	// $GITHUB_STEP_SUMMARY, $GITHUB_ACTIONS, $PATCHPROOF_CACHE,
-	// $PATCHPROOF_DEBIAN_MIRROR. Nothing else in a run reads it (child
-	// processes inherit it). nil means os.Getenv.
+	// $PATCHPROOF_DEBIAN_MIRROR. Nothing else in a run reads it; child
+	// processes get it without the CI's tokens and patchproof's own
+	// settings (internal/childenv). nil means os.Getenv.
 	Getenv func(string) string
 
 	Stdout, Stderr io.Writer

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+
+	"github.com/patchproof/patchproof/internal/childenv"
 )
 
 // Addr2Line returns a Symbolizer that names frames of the given modules
@@ -27,6 +29,7 @@ func Addr2Line(ctx context.Context, modules map[string]string) Symbolizer {
 		}
 		var out, stderr bytes.Buffer
 		cmd := exec.CommandContext(ctx, "addr2line", args...)
+		cmd.Env = childenv.Environ()
 		cmd.Stdout, cmd.Stderr = &out, &stderr
 		if err := cmd.Run(); err != nil {
 			return nil, fmt.Errorf("addr2line -e %s: %v: %s", path, err, strings.TrimSpace(stderr.String()))

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/childenv"
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/workloads/cputime"
 	"github.com/patchproof/patchproof/workloads/httpd"
@@ -170,7 +171,7 @@ func (b *bencher) prepare(ctx context.Context) error {
 	if o.DBCPUs != "" {
 		if o.DBPID <= 0 {
 			b.res.Warnings = append(b.res.Warnings, "--db-cpus given but the database's process is unknown: not pinned")
-		} else if out, err := exec.CommandContext(ctx, "taskset", "-a", "-p", "-c", o.DBCPUs, fmt.Sprint(o.DBPID)).CombinedOutput(); err != nil {
+		} else if out, err := pin(ctx, o.DBCPUs, o.DBPID); err != nil {
 			return fmt.Errorf("pin database %d to CPUs %s: %w: %s", o.DBPID, o.DBCPUs, err, strings.TrimSpace(string(out)))
 		}
 	}
@@ -285,4 +286,11 @@ func (b *bencher) writeJSON() error {
 		return err
 	}
 	return os.WriteFile(filepath.Join(b.opt.Dir, benchJSONName), append(data, '\n'), 0o644)
+}
+
+// pin pins every thread of process pid to cpus with taskset.
+func pin(ctx context.Context, cpus string, pid int) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "taskset", "-a", "-p", "-c", cpus, fmt.Sprint(pid))
+	cmd.Env = childenv.Environ()
+	return cmd.CombinedOutput()
 }

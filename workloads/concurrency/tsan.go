@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/patchproof/patchproof/internal/childenv"
 )
 
 // ErrNoTSan is wrapped when the ThreadSanitizer runtime cannot be found.
@@ -22,7 +24,9 @@ func TSanRuntime(ctx context.Context, cc string) (string, error) {
 	if cc == "" {
 		cc = "gcc"
 	}
-	out, err := exec.CommandContext(ctx, cc, "-print-file-name=libtsan.so").Output()
+	cmd := exec.CommandContext(ctx, cc, "-print-file-name=libtsan.so")
+	cmd.Env = childenv.Environ()
+	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("%s -print-file-name=libtsan.so: %v: %w", cc, err, ErrNoTSan)
 	}

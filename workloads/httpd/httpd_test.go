@@ -282,3 +282,19 @@ func (l testLog) Write(p []byte) (int, error) {
 	l.t.Log(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }
+
+// Apache runs the PR's module: it gets patchproof's environment without
+// the CI's tokens, and the hooks it is given.
+func TestServerEnvironmentHasNoTokens(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "ghp_ApacheMustNeverSeeThis00000000001")
+	t.Setenv("GH_TOKEN", "gho_ApacheMustNeverSeeThis00000000002")
+	t.Setenv("ACTIONS_RUNTIME_TOKEN", "ApacheMustNeverSeeThis00000000003")
+	s := &Server{opt: Options{Environ: []string{"LD_PRELOAD=/x/lockcount.so"}}}
+	env := strings.Join(s.environ(), "\n")
+	if strings.Contains(env, "MustNeverSeeThis") || strings.Contains(env, "TOKEN=") {
+		t.Errorf("Apache's environment has a token:\n%s", env)
+	}
+	if !strings.Contains(env, "\nLD_PRELOAD=/x/lockcount.so") || !strings.Contains(env, "PATH=") {
+		t.Errorf("Apache's environment lacks PATH or the hooks:\n%s", env)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/childenv"
 	"github.com/patchproof/patchproof/internal/proc"
 	"github.com/patchproof/patchproof/workloads/service"
 )
@@ -149,6 +150,14 @@ func (s *Server) args(apache string) []string {
 	return args
 }
 
+// environ is the server's environment. Debian's apache2 reads nothing it
+// needs from it when given its own configuration; PATH and the like stay,
+// the hooks (LD_PRELOAD, ...) are added, and the CI's tokens never reach
+// the PR's module: childenv drops them.
+func (s *Server) environ() []string {
+	return append(childenv.Environ(), s.opt.Environ...)
+}
+
 func (s *Server) launch(ctx context.Context, apache string) (*service.Process, error) {
 	out, err := os.OpenFile(filepath.Join(s.Dir, outName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -160,13 +169,11 @@ func (s *Server) launch(ctx context.Context, apache string) (*service.Process, e
 	// No TermGroup: SIGTERM goes to Apache's parent, which stops its child
 	// in order; the group is killed only if that takes too long.
 	p, err := service.Start(ctx, service.Options{
-		Name: "apache",
-		Path: args[0],
-		Args: args[1:],
-		Dir:  s.Dir,
-		// Debian's apache2 reads nothing from the environment it needs when
-		// given its own configuration; keep PATH and the like, add the hooks.
-		Env:         append(os.Environ(), s.opt.Environ...),
+		Name:        "apache",
+		Path:        args[0],
+		Args:        args[1:],
+		Dir:         s.Dir,
+		Env:         s.environ(),
 		Stdout:      out,
 		Stderr:      out,
 		StopTimeout: s.opt.StopTimeout,

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/childenv"
 	"github.com/patchproof/patchproof/internal/proc"
 )
 
@@ -172,6 +173,7 @@ func runOnce(ctx context.Context, url string, opts Options, d time.Duration) (*R
 	args := opts.args(url, d)
 	fmt.Fprintf(opts.Log, "$ %s\n", strings.Join(args, " "))
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Env = childenv.Environ()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = io.MultiWriter(&stdout, opts.Log)
 	cmd.Stderr = io.MultiWriter(&stderr, opts.Log)

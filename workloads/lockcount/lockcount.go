@@ -35,6 +35,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/patchproof/patchproof/internal/childenv"
 )
 
 // EnvDir is the environment variable that names the directory the tables
@@ -72,6 +74,7 @@ func Build(ctx context.Context, gcc, outDir string) (soPath string, err error) {
 	tmp := so + ".tmp"
 	cmd := exec.CommandContext(ctx, gcc, "-shared", "-fPIC", "-O2", "-Wall", "-Wextra",
 		"-o", tmp, src, "-ldl", "-pthread")
+	cmd.Env = childenv.Environ()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		os.Remove(tmp)

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+
+	"github.com/patchproof/patchproof/internal/childenv"
 )
 
 // CreateDatabase creates database name (if missing) with utf8mb4 and grants
@@ -38,6 +40,7 @@ func (s *Server) query(ctx context.Context, db, sql string) (string, error) {
 		return "", err
 	}
 	cmd := exec.CommandContext(ctx, client, args...)
+	cmd.Env = childenv.Environ()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
@@ -57,7 +60,9 @@ const maxVersionLen = 24
 // shortVersion is the server's version without the distribution suffix,
 // short enough for the tests' VARCHAR(25).
 func shortVersion(ctx context.Context, mariadbd string) (string, error) {
-	out, err := exec.CommandContext(ctx, mariadbd, "--version").CombinedOutput()
+	cmd := exec.CommandContext(ctx, mariadbd, "--version")
+	cmd.Env = childenv.Environ()
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %w: %s", mariadbd, err, bytes.TrimSpace(out))
 	}

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/childenv"
 	"github.com/patchproof/patchproof/internal/proc"
 	"github.com/patchproof/patchproof/workloads/service"
 )
@@ -379,6 +380,7 @@ func installOnce(ctx context.Context, installDB, dir, osUser string, log io.Writ
 		"--skip-test-db",
 		"--auth-root-authentication-method=socket",
 	)
+	cmd.Env = childenv.Environ()
 	cmd.Stdout = f
 	cmd.Stderr = f
 	proc.KillGroupOnCancel(cmd)

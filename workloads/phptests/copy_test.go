@@ -148,7 +148,9 @@ func TestPlanTargets(t *testing.T) {
 
 func TestEnvironment(t *testing.T) {
 	parent := []string{"PATH=/usr/bin", "HOME=/root", "MYSQL_TEST_HOST=elsewhere", "PDOTEST_DSN=sqlite::memory:",
-		"TEST_PHP_ARGS=-j8", "PHPRC=/etc/php", "TMPDIR=/var/tmp"}
+		"TEST_PHP_ARGS=-j8", "PHPRC=/etc/php", "TMPDIR=/var/tmp",
+		// The CI's secrets never reach the tests: a test is the PR's code.
+		"GITHUB_TOKEN=ghp_x", "GH_TOKEN=gho_y", "ACTIONS_RUNTIME_TOKEN=z", "RUNNER_TEMP=/t", "DOCKER_HOST=unix:///d.sock"}
 	opt := Options{PHP: "/b/sapi/cli/php", WorkDir: "/w", DB: mysqld.Conn{Host: "127.0.0.1", Port: 3307, Socket: "/w/s.sock", User: "u", Password: "p", Database: "d1"}}
 	got := environment(parent, opt, "/w/results/x.junit.xml")
 	want := []string{

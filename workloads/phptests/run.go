@@ -33,6 +33,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/childenv"
 	"github.com/patchproof/patchproof/internal/proc"
 	"github.com/patchproof/patchproof/verify/suites"
 	"github.com/patchproof/patchproof/workloads/mysqld"
@@ -312,13 +313,14 @@ func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.S
 	return suites.NewSuiteRun(t.Suite, tests, elapsed), warnings, nil
 }
 
-// environment is the parent's environment without anything that would steer
+// environment is the parent's environment without the CI's tokens
+// (childenv: a test is the PR's code) and anything that would steer
 // run-tests or the tests elsewhere, plus the test configuration.
 func environment(parent []string, opt Options, junitPath string) []string {
 	drop := []string{"MYSQL_TEST_", "PDO_MYSQL_TEST_", "PDOTEST_", "TEST_PHP_", "REDIR_TEST_DIR=",
 		"PHPRC=", "PHP_INI_SCAN_DIR=", "NO_INTERACTION=", "REPORT_EXIT_STATUS=", "TMPDIR="}
 	var env []string
-	for _, kv := range parent {
+	for _, kv := range childenv.Clean(parent) {
 		if !hasAnyPrefix(kv, drop) {
 			env = append(env, kv)
 		}

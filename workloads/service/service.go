@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/childenv"
 	"github.com/patchproof/patchproof/internal/proc"
 )
 
@@ -34,7 +35,7 @@ type Options struct {
 	Path string   // the program, resolved as exec.Command does
 	Args []string // its arguments, without the program name
 	Dir  string   // working directory; "" is patchproof's
-	Env  []string // the environment; nil inherits patchproof's
+	Env  []string // the environment; nil is patchproof's, without the CI's tokens (childenv)
 
 	Stdout, Stderr io.Writer // nil discards
 
@@ -102,6 +103,9 @@ func Start(ctx context.Context, opt Options) (*Process, error) {
 	cmd := exec.Command(opt.Path, opt.Args...)
 	cmd.Dir = opt.Dir
 	cmd.Env = opt.Env
+	if cmd.Env == nil {
+		cmd.Env = childenv.Environ()
+	}
 	cmd.Stdout = opt.Stdout
 	cmd.Stderr = opt.Stderr
 	// Pdeathsig: if patchproof dies without running Stop, the server still

@@ -147,3 +147,24 @@ func TestExitsByItself(t *testing.T) {
 		t.Errorf("Stop: %v", err)
 	}
 }
+
+// A server started with no environment of its own gets patchproof's
+// without the CI's tokens.
+func TestEnvironmentHasNoTokens(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "ghp_ServiceMustNeverSeeThis0000000001")
+	t.Setenv("GH_TOKEN", "gho_ServiceMustNeverSeeThis0000000002")
+	p, _ := start(t, context.Background(), Options{}, `env > env.txt; echo ok > ready; sleep 300`)
+	p.Stop()
+	env, err := os.ReadFile(filepath.Join(p.opt.Dir, "env.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"GITHUB_TOKEN", "GH_TOKEN", "ServiceMustNeverSeeThis"} {
+		if strings.Contains(string(env), secret) {
+			t.Errorf("the server saw %s", secret)
+		}
+	}
+	if !strings.Contains(string(env), "PATH=") {
+		t.Errorf("the server has no PATH:\n%s", env)
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/patchproof/patchproof/internal/childenv"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 )
 
@@ -132,6 +133,7 @@ func Load(ctx context.Context, db DB, w Workload, dir string) error {
 	defer os.Remove(cnf)
 	sql := fmt.Sprintf("CREATE DATABASE IF NOT EXISTS `%s` CHARACTER SET utf8mb4;\nUSE `%s`;\n%s", db.Database, db.Database, w.Schema)
 	cmd := exec.CommandContext(ctx, client, "--defaults-file="+cnf, "--batch")
+	cmd.Env = childenv.Environ()
 	cmd.Stdin = strings.NewReader(sql)
 	var out bytes.Buffer
 	cmd.Stdout = &out
@@ -162,6 +164,7 @@ func (db DB) StatusCounter(ctx context.Context, name, dir string) (int64, error)
 	var out, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, client, "--defaults-file="+cnf, "--batch", "--skip-column-names",
 		"-e", fmt.Sprintf("SHOW GLOBAL STATUS LIKE '%s'", name))
+	cmd.Env = childenv.Environ()
 	cmd.Stdout = &out
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
