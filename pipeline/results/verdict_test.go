@@ -23,25 +23,36 @@ func killed(i int, later results.Status) *results.Result {
 	return res
 }
 
+// stageAt is the index of a stage of the demo's results.
+func stageAt(name string) int {
+	for i, s := range resultstest.Demo().Stages {
+		if s.Name == name {
+			return i
+		}
+	}
+	panic("no stage " + name)
+}
+
 func TestVerdictOf(t *testing.T) {
 	// The report stage renders a copy of the run with the status the run
 	// ends with, while it is itself running.
 	live := resultstest.Demo()
-	live.Stages[5].Status = results.StatusRunning
+	live.Stages[stageAt("report")].Status = results.StatusRunning
 	errored := resultstest.Demo()
 	errored.Status, errored.Error = results.StatusError, "tests: mariadb did not start"
 	interrupted := resultstest.Demo()
 	interrupted.Status, interrupted.ExitCode, interrupted.Error = results.StatusIncomplete, 2, "interrupted"
-	interrupted.Stages[3].Status = results.StatusInterrupted
-	interrupted.Stages[4] = &results.StageResult{Name: "bench", Status: results.StatusPending, Reason: "cancelled"}
-	interrupted.Stages[5] = &results.StageResult{Name: "report", Status: results.StatusPending, Reason: "cancelled"}
+	interrupted.Stages[stageAt("tests")].Status = results.StatusInterrupted
+	for _, name := range []string{"race", "bench", "report"} {
+		interrupted.Stages[stageAt(name)] = &results.StageResult{Name: name, Status: results.StatusPending, Reason: "cancelled"}
+	}
 	unknown := resultstest.Demo()
-	unknown.Stages[3].Status = "exploded"
+	unknown.Stages[stageAt("tests")].Status = "exploded"
 	missing := resultstest.Demo()
-	missing.Stages = append(missing.Stages[:3], missing.Stages[4:]...)
+	missing.Stages = append(missing.Stages[:stageAt("tests")], missing.Stages[stageAt("tests")+1:]...)
 	strange := resultstest.Demo()
 	strange.Status = "weird"
-	failedThenKilled := killed(3, results.StatusPending)
+	failedThenKilled := killed(stageAt("tests"), results.StatusPending)
 	failedThenKilled.Stages[1].Status = results.StatusFailed
 
 	notFinished := func(u ...string) verdict {
@@ -60,16 +71,16 @@ func TestVerdictOf(t *testing.T) {
 		{"error beats failure", []*results.Result{resultstest.Failing(), errored}, v(results.StatusError, "PHP-8.2: tests: mariadb did not start")},
 		{"none", nil, v(results.StatusError, "no results")},
 
-		{"killed during the tests", []*results.Result{killed(3, results.StatusPending)},
-			notFinished("tests: running", "bench: not started", "report: not started")},
-		{"killed, stages pre-filled as skipped by an older run", []*results.Result{killed(3, results.StatusSkipped)},
-			notFinished("tests: running", "bench: not started", "report: not started")},
-		{"killed while the report posts", []*results.Result{killed(5, results.StatusPending)},
+		{"killed during the tests", []*results.Result{killed(stageAt("tests"), results.StatusPending)},
+			notFinished("tests: running", "race: not started", "bench: not started", "report: not started")},
+		{"killed, stages pre-filled as skipped by an older run", []*results.Result{killed(stageAt("tests"), results.StatusSkipped)},
+			notFinished("tests: running", "race: not started", "bench: not started", "report: not started")},
+		{"killed while the report posts", []*results.Result{killed(stageAt("report"), results.StatusPending)},
 			notFinished("report: running")},
 		{"a failed check does not hide that the run died", []*results.Result{failedThenKilled},
-			notFinished("tests: running", "bench: not started", "report: not started")},
+			notFinished("tests: running", "race: not started", "bench: not started", "report: not started")},
 		{"interrupted", []*results.Result{interrupted},
-			notFinished("the run: interrupted", "tests: interrupted", "bench: not started (cancelled)", "report: not started (cancelled)")},
+			notFinished("the run: interrupted", "tests: interrupted", "race: not started (cancelled)", "bench: not started (cancelled)", "report: not started (cancelled)")},
 		{"a stage of unknown status", []*results.Result{unknown}, notFinished(`tests: unknown status "exploded"`)},
 		{"a selected stage missing", []*results.Result{missing}, notFinished("tests: missing")},
 		{"a run of unknown status", []*results.Result{strange}, notFinished("the run: weird")},
