@@ -172,13 +172,14 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 		Targets:  targets,
 		ctx:      ctx,
 		Result: &results.Result{
-			Tool:      "patchproof",
-			Version:   Version,
-			StartedAt: time.Now().UTC().Truncate(time.Second),
-			Status:    results.StatusRunning,
-			Settings:  settingsOf(&cfg),
-			Machine:   machine(),
-			RunURL:    cfg.actionsRunURL(),
+			SchemaVersion: results.SchemaVersion,
+			Tool:          "patchproof",
+			Version:       Version,
+			StartedAt:     time.Now().UTC().Truncate(time.Second),
+			Status:        results.StatusRunning,
+			Settings:      settingsOf(&cfg),
+			Machine:       machine(),
+			RunURL:        cfg.actionsRunURL(),
 		},
 	}
 	r.file = &resultFile{path: filepath.Join(out, "results.json"), res: r.Result}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"net/http"
 	"os"
@@ -214,7 +215,7 @@ func TestE2ECompileError(t *testing.T) {
 // The suites ran on all four builds against MariaDB, and the change
 // regressed nothing.
 func TestE2ETests(t *testing.T) {
-	res, _ := e2eResult(t)
+	res, out := e2eResult(t)
 	tests := res.Targets[0].Tests
 	if tests == nil || len(tests.Runs) != 4 {
 		t.Fatalf("tests = %+v, want runs on the four builds", tests)
@@ -232,6 +233,31 @@ func TestE2ETests(t *testing.T) {
 		if c.Comparison.Regressed() {
 			t.Errorf("%s: regressions %+v", c.Variant, c.Comparison.Regressions)
 		}
+	}
+	// The same comparison as JUnit XML: a testcase per test head ran, in
+	// each variant, and no failure.
+	b, err := os.ReadFile(filepath.Join(out, "junit.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var junit struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Suites   []struct {
+			Cases []struct{} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b, &junit); err != nil {
+		t.Fatalf("junit.xml: %v", err)
+	}
+	want := 0
+	for _, run := range tests.Runs {
+		if strings.Contains(run.Build, "-head-") {
+			want += run.Counts.Total
+		}
+	}
+	if len(junit.Suites) != 2 || junit.Tests != want || junit.Failures != 0 {
+		t.Errorf("junit.xml: %d suites, %d tests, %d failures; want 2, %d, 0", len(junit.Suites), junit.Tests, junit.Failures, want)
 	}
 }
 

@@ -63,6 +63,7 @@ func (o Options) withDefaults() Options {
 type Published struct {
 	Verdict     results.Verdict
 	Summary     string              // the summary.md written; "" when it went to Stdout
+	JUnit       string              // junit.xml beside it, when suites were compared
 	StepSummary string              // the file it was appended to, if any
 	Comment     *github.Outcome     // nil when nothing was posted
 	Status      *github.Status      // the commit status set (or, in a dry run, that would be)
@@ -114,6 +115,15 @@ func Publish(ctx context.Context, opt Options, rs []*results.Result) (*Published
 		pub.Summary = filepath.Join(opt.Out, "summary.md")
 		if err := os.WriteFile(pub.Summary, body.Bytes(), 0o644); err != nil {
 			return pub, fmt.Errorf("write summary: %w", err)
+		}
+		var junit bytes.Buffer
+		if ok, err := WriteJUnit(&junit, rs); err != nil {
+			return pub, err
+		} else if ok {
+			pub.JUnit = filepath.Join(opt.Out, "junit.xml")
+			if err := os.WriteFile(pub.JUnit, junit.Bytes(), 0o644); err != nil {
+				return pub, fmt.Errorf("write junit.xml: %w", err)
+			}
 		}
 	} else if !(opt.Post && opt.DryRun) { // a dry run prints the comment already
 		if _, err := opt.Stdout.Write(body.Bytes()); err != nil {

@@ -8,21 +8,28 @@ import (
 	"github.com/patchproof/patchproof/workloads/bench"
 )
 
+// SchemaVersion is the version of results.json's format that this code
+// writes: results.schema.json describes it. Fields are added within a
+// version, never renamed; a change that breaks readers makes a new one.
+const SchemaVersion = 1
+
 // Result is what a run found: results.json.
 type Result struct {
-	Tool       string          `json:"tool"`
-	Version    string          `json:"version"`
-	StartedAt  time.Time       `json:"started_at"`
-	FinishedAt *time.Time      `json:"finished_at,omitempty"`
-	Status     Status          `json:"status"`
-	ExitCode   int             `json:"exit_code"`
-	Error      string          `json:"error,omitempty"`
-	Settings   Settings        `json:"settings"`
-	Machine    Machine         `json:"machine"`
-	Targets    []*TargetResult `json:"targets"`
-	Stages     []*StageResult  `json:"stages"`
-	Warnings   []string        `json:"warnings,omitempty"`
-	RunURL     string          `json:"run_url,omitempty"`
+	// SchemaVersion is SchemaVersion when written; 0 in files older than it.
+	SchemaVersion int             `json:"schema_version"`
+	Tool          string          `json:"tool"`
+	Version       string          `json:"version"`
+	StartedAt     time.Time       `json:"started_at"`
+	FinishedAt    *time.Time      `json:"finished_at,omitempty"`
+	Status        Status          `json:"status"`
+	ExitCode      int             `json:"exit_code"`
+	Error         string          `json:"error,omitempty"`
+	Settings      Settings        `json:"settings"`
+	Machine       Machine         `json:"machine"`
+	Targets       []*TargetResult `json:"targets"`
+	Stages        []*StageResult  `json:"stages"`
+	Warnings      []string        `json:"warnings,omitempty"`
+	RunURL        string          `json:"run_url,omitempty"`
 }
 
 // Status is the outcome of a run or a stage.

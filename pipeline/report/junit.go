@@ -1,0 +1,163 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/verify/suites"
+)
+
+// The JUnit XML of the test-suite comparison, for CI systems that read test
+// reports: one testsuite per target and variant (head's run, judged against
+// base's), one testcase per test head ran, a failure per regression with
+// its diff. A test that fails on base as on head is not head's failure: it
+// is a skipped testcase that says so.
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name     string      `xml:"name,attr"`
+	Tests    int         `xml:"tests,attr"`
+	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
+	Cases    []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Failure   *junitMessage `xml:"failure,omitempty"`
+	Skipped   *junitMessage `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitMessage struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr,omitempty"`
+	Text    string `xml:",chardata"`
+}
+
+// WriteJUnit writes the base-vs-head comparison of every target's suites.
+// It writes nothing and returns false when no target compared its suites.
+func WriteJUnit(w io.Writer, rs []*results.Result) (bool, error) {
+	all := junitSuites{Name: "patchproof: base vs head"}
+	for _, t := range results.SortedTargets(rs) {
+		if t.Tests == nil {
+			continue
+		}
+		for _, vc := range t.Tests.Comparisons {
+			s := junitSuiteOf(t.Name, vc, t.Tests.Runs)
+			all.Suites = append(all.Suites, s)
+			all.Tests += s.Tests
+			all.Failures += s.Failures
+			all.Skipped += s.Skipped
+		}
+	}
+	if len(all.Suites) == 0 {
+		return false, nil
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return true, err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(all); err != nil {
+		return true, fmt.Errorf("junit: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return true, err
+}
+
+func junitSuiteOf(target string, vc *results.VariantComparison, runs []*suites.RunResult) junitSuite {
+	c := vc.Comparison
+	s := junitSuite{Name: fmt.Sprintf("%s %s: %s vs %s", target, vc.Variant, c.Head, c.Base)}
+	byKind := map[string]suites.Change{}
+	for _, group := range [][]suites.Change{c.Regressions, c.Flakes, c.UnchangedFailures, c.Fixes, c.ChangedSkips, c.OnlyHead} {
+		for _, ch := range group {
+			if _, ok := byKind[ch.Test]; !ok {
+				byKind[ch.Test] = ch
+			}
+		}
+	}
+	regressed, flaky := map[string]bool{}, map[string]bool{}
+	for _, ch := range c.Regressions {
+		regressed[ch.Test] = true
+	}
+	for _, ch := range c.Flakes {
+		flaky[ch.Test] = true
+	}
+	var head *suites.RunResult
+	for _, r := range runs {
+		if r.Build == c.Head {
+			head = r
+		}
+	}
+	var names []string
+	tests := map[string]suites.TestResult{}
+	if head != nil {
+		tests = head.ByName()
+		for n := range tests {
+			names = append(names, n)
+		}
+	}
+	// A regression whose test head did not run at all is still a case.
+	for n := range regressed {
+		if _, ok := tests[n]; !ok {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		tc := junitCase{Name: n, Classname: classOf(n)}
+		tr, ran := tests[n]
+		ch, changed := byKind[n]
+		switch {
+		case regressed[n]:
+			msg := fmt.Sprintf("regression: %s on base, %s on head", orNone(ch.Base), orNone(ch.Head))
+			if ch.Reason != "" {
+				msg += ": " + ch.Reason
+			}
+			tc.Failure = &junitMessage{Message: msg, Type: "regression", Text: ch.Diff}
+			s.Failures++
+		case flaky[n]:
+			tc.SystemOut = fmt.Sprintf("flaky: differed between base and head, but its re-runs did not agree with themselves (base %v, head %v)", ch.BaseRuns, ch.HeadRuns)
+		case changed && ch.Kind == suites.UnchangedFailure:
+			tc.Skipped = &junitMessage{Message: fmt.Sprintf("fails on base too (%s): not the change's", orNone(ch.Base))}
+			s.Skipped++
+		case ran && tr.Outcome == suites.Skip:
+			tc.Skipped = &junitMessage{Message: tr.Reason}
+			s.Skipped++
+		case changed && ch.Kind == suites.Fix:
+			tc.SystemOut = fmt.Sprintf("fixed: %s on base, %s on head", orNone(ch.Base), orNone(ch.Head))
+		}
+		s.Cases = append(s.Cases, tc)
+	}
+	s.Tests = len(s.Cases)
+	return s
+}
+
+// classOf is the test's directory, as JUnit readers group by class.
+func classOf(test string) string {
+	if i := strings.LastIndex(test, "/"); i >= 0 {
+		return strings.ReplaceAll(test[:i], "/", ".")
+	}
+	return test
+}
+
+func orNone(o suites.Outcome) string {
+	if o == "" {
+		return "not run"
+	}
+	return string(o)
+}
