@@ -20,33 +20,83 @@ import (
 	"github.com/patchproof/patchproof/workloads/select20"
 )
 
-func TestRotate(t *testing.T) {
-	o := Options{Base: BuildRef{Module: "b"}, Head: BuildRef{Module: "h"}}
+func TestBalancedOrder(t *testing.T) {
+	both := Options{Base: BuildRef{Module: "b"}, Head: BuildRef{Module: "h"}}
+	names := func(as []arm) string {
+		var s []string
+		for _, a := range as {
+			s = append(s, a.String())
+		}
+		return strings.Join(s, " ")
+	}
 	var got []string
 	for p := 1; p <= 5; p++ {
-		var names []string
-		for _, a := range rotate(o.arms(), p) {
-			names = append(names, a.String())
-		}
-		got = append(got, strings.Join(names, " "))
+		got = append(got, names(balancedOrder(both.arms(), p)))
 	}
 	want := []string{
 		"base-on base-off head-on head-off",
-		"base-off head-on head-off base-on",
+		"head-off head-on base-off base-on",
 		"head-on head-off base-on base-off",
-		"head-off base-on base-off head-on",
+		"base-off base-on head-off head-on",
 		"base-on base-off head-on head-off",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("orders (-want +got):\n%s", diff)
 	}
-	base := Options{Base: BuildRef{Module: "b"}}
-	var two []string
-	for p := 1; p <= 2; p++ {
-		two = append(two, rotate(base.arms(), p)[0].String())
-	}
-	if diff := cmp.Diff([]string{"base-on", "base-off"}, two); diff != "" {
-		t.Errorf("base alone: first arms (-want +got):\n%s", diff)
+
+	for _, tc := range []struct {
+		name string
+		o    Options
+	}{
+		{"base and head", both},
+		{"base alone", Options{Base: BuildRef{Module: "b"}}},
+	} {
+		for _, passes := range []int{2, 4, 6, 10, 20} {
+			t.Run(fmt.Sprintf("%s, %d passes", tc.name, passes), func(t *testing.T) {
+				onFirst := map[side.Side]int{}
+				leads := map[side.Side]int{}
+				for p := 1; p <= passes; p++ {
+					order := balancedOrder(tc.o.arms(), p)
+					if len(order) != len(tc.o.arms()) {
+						t.Fatalf("pass %d: %s, want every arm once", p, names(order))
+					}
+					pos := map[Arm]int{}
+					for i, a := range order {
+						pos[a.Arm] = i
+					}
+					orientation := map[bool]int{}
+					for _, s := range []side.Side{side.Base, side.Head} {
+						on, okOn := pos[Arm{s, true}]
+						off, okOff := pos[Arm{s, false}]
+						if !okOn || !okOff {
+							continue
+						}
+						if d := on - off; d != 1 && d != -1 {
+							t.Errorf("pass %d: %s: %s on and off not adjacent", p, names(order), s)
+						}
+						if on < off {
+							onFirst[s]++
+						}
+						orientation[on < off]++
+					}
+					if len(orientation) != 1 {
+						t.Errorf("pass %d: %s: the builds' on and off in different orders", p, names(order))
+					}
+					leads[order[0].Side]++
+				}
+				for s, n := range onFirst {
+					if 2*n != passes {
+						t.Errorf("%s: on before off in %d of %d passes, want half", s, n, passes)
+					}
+				}
+				if len(onFirst) == 0 {
+					t.Error("no build had on first")
+				}
+				if len(leads) == 2 && passes%4 == 0 && leads[side.Base] != leads[side.Head] {
+					t.Errorf("leading builds %v over %d passes, want equal", leads, passes)
+				}
+			})
+		}
 	}
 }
 
@@ -125,7 +175,7 @@ func knownResult(t *testing.T) *Result {
 	}
 	for p := 1; p <= 5; p++ {
 		pass := Pass{Pass: p}
-		for i, a := range rotate(arms, p) {
+		for i, a := range balancedOrder(arms, p) {
 			pass.Order = append(pass.Order, a.Arm)
 			v := data[a.String()][p-1]
 			byArm[a.Arm].Samples = append(byArm[a.Arm].Samples, &Sample{

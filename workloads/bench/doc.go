@@ -7,7 +7,8 @@
 //
 // [Run] measures four arms — base and head, each with
 // mysqlnd.collect_statistics on and off — in Options.Passes passes. Each
-// pass runs every arm once, in an order that rotates from pass to pass, and
+// pass runs every arm once, in a balanced order (a build's on and off back
+// to back, which goes first alternating from pass to pass), and
 // each measure of an arm runs on a fresh server (workloads/httpd: Apache
 // mpm_event, one process of Options.Threads PHP threads, one persistent PDO
 // connection per thread) against the workload's data (workloads/select20 by

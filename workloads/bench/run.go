@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,12 +36,32 @@ func (o Options) arms() []arm {
 	return as
 }
 
-// rotate returns the arms in the order of pass p (from 1): the canonical
-// order shifted by p−1, so that every arm takes every turn and neither
-// setting of a build always runs first.
-func rotate(as []arm, p int) []arm {
-	k := (p - 1) % len(as)
-	return append(append([]arm(nil), as[k:]...), as[:k]...)
+// balancedOrder returns the arms in the order of pass p (from 1). The two
+// arms of a build run back to back, so that a drift between slots moves
+// on and off alike, and which of them goes first alternates from pass to
+// pass, so that over every two passes on runs first exactly once: a drift
+// adds +d to a build's cost in one pass and −d in the next instead of
+// faking a cost. Within a pass every build has the same orientation, so
+// the drift cancels in head's cost against base's. Even passes run the
+// previous pass backwards, and every other pair of passes swaps the
+// builds, so each build also leads half of every four passes.
+func balancedOrder(as []arm, p int) []arm {
+	builds := [][]arm{}
+	for i := 0; i+1 < len(as); i += 2 {
+		builds = append(builds, as[i:i+2]) // on, off
+	}
+	q := p - 1
+	if (q/2)%2 == 1 {
+		slices.Reverse(builds)
+	}
+	var out []arm
+	for _, b := range builds {
+		out = append(out, b...)
+	}
+	if q%2 == 1 {
+		slices.Reverse(out)
+	}
+	return out
 }
 
 // bencher carries what the passes share.
@@ -53,7 +74,7 @@ type bencher struct {
 }
 
 // Run runs the protocol: Options.Passes passes; in each, every arm once,
-// in an order that rotates between passes; each measure of an arm on a
+// in a balanced order (see balancedOrder); each measure of an arm on a
 // fresh server. It returns the Result with its statistics, and writes
 // bench.txt and bench.json into Options.Dir.
 //
@@ -82,7 +103,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		byArm[ra.Name] = ra
 	}
 	for p := 1; p <= opt.Passes; p++ {
-		order := rotate(arms, p)
+		order := balancedOrder(arms, p)
 		pass := Pass{Pass: p}
 		for _, a := range order {
 			pass.Order = append(pass.Order, a.Arm)
