@@ -49,7 +49,7 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 		opt := bench.Options{
 			Base: buildRef(j.base), Dir: filepath.Join(r.Dir, "bench", safeName(j.t.Name)),
 			DB: workload.DB{Conn: db.Conn}, DBPID: db.PID,
-			Quick: r.Config.Bench != "report", Threads: r.Config.Threads, Passes: passes(r.Config),
+			Quick: r.Config.Bench != "report", Threads: r.Config.Threads, Passes: r.Config.Passes,
 			ServerCPUs: r.Config.ServerCPUs, LoadCPUs: r.Config.LoadCPUs, DBCPUs: r.Config.DBCPUs,
 			Log:  r.Log,
 			Step: func(step string) { r.Progress.Step("%s: %s", j.t.Name, step) },
@@ -106,14 +106,4 @@ func writeBenchTxt(path string, res *bench.Result) error {
 		return err
 	}
 	return f.Close()
-}
-
-// passes is --passes, or for quick settings 4: the fewest with which a
-// Mann-Whitney test can reach p <= 0.05, so that the exact measures (locks,
-// instructions) get a verdict even in CI.
-func passes(c *Config) int {
-	if c.Passes == 0 && c.Bench == "quick" {
-		return 4
-	}
-	return c.Passes
 }

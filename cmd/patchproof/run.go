@@ -34,7 +34,7 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&cfg.Bench, "bench", "quick", "benchmark settings: quick (CI) or report (16 threads, 50 connections, 20 s, 6 passes)")
 	fs.IntVar(&cfg.Threads, "threads", 0, "PHP threads of the benchmark's and the concurrency check's server (default 16)")
 	fs.IntVar(&cfg.RaceRequests, "race-requests", 0, "requests the concurrency check serves at once on each ZTS build (default 20000)")
-	fs.IntVar(&cfg.Passes, "passes", 0, "benchmark passes (default 4 quick, 6 report)")
+	fs.IntVar(&cfg.Passes, "passes", 0, "benchmark passes (default 2 quick, 6 report)")
 	fs.StringVar(&cfg.ServerCPUs, "server-cpus", "", "pin the benchmark's server to `CPUS` (taskset list)")
 	fs.StringVar(&cfg.LoadCPUs, "load-cpus", "", "pin wrk to `CPUS`")
 	fs.StringVar(&cfg.DBCPUs, "db-cpus", "", "pin MariaDB to `CPUS`")

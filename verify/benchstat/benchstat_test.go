@@ -353,10 +353,10 @@ func TestComparisonString(t *testing.T) {
 }
 
 func TestThresholds(t *testing.T) {
-	if diff := cmp.Diff(Thresholds{Confidence: 0.95, Alpha: 0.05, MinEffect: 0.01}, Thresholds{}.resolved()); diff != "" {
+	if diff := cmp.Diff(Thresholds{Confidence: 0.95, Alpha: 0.05, MinEffect: 0.01, ExactFloor: 0.005}, Thresholds{}.resolved()); diff != "" {
 		t.Errorf("zero Thresholds resolve to (-want +got):\n%s", diff)
 	}
-	if got, want := (Thresholds{}).String(), "alpha=0.05 min-effect=1% confidence=95%"; got != want {
+	if got, want := (Thresholds{}).String(), "alpha=0.05 min-effect=1% confidence=95% exact-floor=0.5%"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
 }
@@ -377,17 +377,32 @@ func TestPairedCost(t *testing.T) {
 		Ratio:  Summary{N: 6, Center: (1.10 + 1.13/1.02) / 2, Lo: 1.08 / 0.99, Hi: 1.11, Confidence: 1 - 2.0/64},
 		Diffs:  Sample{Values: []float64{1.10 - 1.00, 1.13 - 1.02, 1.07 - 0.98, 1.12 - 1.01, 1.08 - 0.99, 1.11 - 1.00}},
 		Diff:   Summary{N: 6, Center: ((1.10 - 1.00) + (1.11 - 1.00)) / 2, Lo: 1.07 - 0.98, Hi: 1.13 - 1.02, Confidence: 1 - 2.0/64},
-		Above:  6,
-		SignP:  2.0 / 64,
 		// Every on value above every off value: 2 of C(12,6) = 924.
 		Test:       UTest{N1: 6, N2: 6, U: 36, P: 2.0 / 924, Exact: true},
-		Effect:     (1.10+1.13/1.02)/2 - 1,
 		Better:     LowerIsBetter,
-		Thresholds: Thresholds{Confidence: 0.95, Alpha: 0.05, MinEffect: 0.01},
+		Thresholds: Thresholds{Confidence: 0.95, Alpha: 0.05, MinEffect: 0.01, ExactFloor: 0.005},
 		Verdict:    Regressed,
 	}
-	if diff := cmp.Diff(want, c, approx); diff != "" {
+	if diff := cmp.Diff(want, c, approx, cmpopts.IgnoreFields(Cost{}, "Paired", "Effect")); diff != "" {
 		t.Errorf("PairedCost (-want +got):\n%s", diff)
+	}
+	// The verdict is the signed-rank test's on log(on/off): six of six up,
+	// p = 2/64, and the cost is the Hodges-Lehmann estimate of the log
+	// ratios, here within the ratios' own range.
+	logs := make([]float64, len(ratios))
+	for i, r := range ratios {
+		logs[i] = math.Log(r)
+	}
+	hl := WalshMedian(logs, 0)
+	got := outcome{Verdict: c.Verdict, Effect: c.Effect, P: c.Paired.Test.P}
+	if diff := cmp.Diff(outcome{Verdict: Regressed, Effect: math.Expm1(hl.Center), P: 2.0 / 64}, got, approx); diff != "" {
+		t.Errorf("PairedCost verdict (-want +got):\n%s", diff)
+	}
+	if !c.Paired.Log || c.Paired.Above != 6 || math.Abs(c.Paired.SignP-2.0/64) > 1e-12 || math.Abs(c.Paired.Change.Lo-math.Expm1(hl.Lo)) > 1e-12 {
+		t.Errorf("PairedCost paired: log %v above %d sign p %v change %+v, want lo %v", c.Paired.Log, c.Paired.Above, c.Paired.SignP, c.Paired.Change, math.Expm1(hl.Lo))
+	}
+	if c.Effect < 1.08/0.99-1 || c.Effect > 1.11-1 {
+		t.Errorf("PairedCost effect %v outside the ratios' range", c.Effect)
 	}
 
 	t.Run("zero off values", func(t *testing.T) {
@@ -395,10 +410,12 @@ func TestPairedCost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := outcome{Verdict: c.Verdict, Effect: c.Effect, P: c.Test.P, Warnings: c.Warnings}
-		want := outcome{Verdict: Regressed, Effect: math.Inf(1), P: 2.0 / 252, Warnings: []string{
+		// Five pairs all up: the signed-rank test's best is 2/32.
+		got := outcome{Verdict: c.Verdict, Effect: c.Effect, P: c.Paired.Test.P, Warnings: c.Warnings}
+		want := outcome{Verdict: Unchanged, Effect: math.Inf(1), P: 2.0 / 32, Warnings: []string{
 			"an off value is not positive: no ratios, cost given as differences",
-			"need >= 6 samples for a confidence interval at level 0.95; with 5 it is 0.938",
+			"need >= 6 pairs for a confidence interval of the median difference at level 0.95; with 5 it is 0.938",
+			"need >= 6 pairs that differ to detect a difference at alpha level 0.05; 5 differ",
 		}}
 		if diff := cmp.Diff(want, got, approx); diff != "" {
 			t.Errorf("PairedCost (-want +got):\n%s", diff)

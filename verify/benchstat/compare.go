@@ -10,10 +10,12 @@ const (
 	defaultConfidence = 0.95
 	defaultAlpha      = 0.05
 	defaultMinEffect  = 0.01
+	defaultExactFloor = 0.005
 )
 
 // Thresholds decide when a difference counts. The zero value means a 95%
-// confidence level, alpha 0.05 and a minimum effect of 1%.
+// confidence level, alpha 0.05, a minimum effect of 1% and, for exact
+// measures, a floor of 0.5%.
 type Thresholds struct {
 	// Confidence is the level of every confidence interval.
 	Confidence float64
@@ -22,6 +24,10 @@ type Thresholds struct {
 	// MinEffect is the smallest relative change (0.01 is 1%) that counts
 	// as a change even when significant; negative means no minimum.
 	MinEffect float64
+	// ExactFloor is the smallest relative change of an exact measure
+	// (judged by its spread, see [CompareExact]) that counts, however
+	// small the spread; negative means none.
+	ExactFloor float64
 }
 
 // resolved returns t with its defaults filled in.
@@ -38,13 +44,19 @@ func (t Thresholds) resolved() Thresholds {
 	case t.MinEffect < 0:
 		t.MinEffect = 0
 	}
+	switch {
+	case t.ExactFloor == 0:
+		t.ExactFloor = defaultExactFloor
+	case t.ExactFloor < 0:
+		t.ExactFloor = 0
+	}
 	return t
 }
 
 // String shows the thresholds a verdict was reached with.
 func (t Thresholds) String() string {
 	t = t.resolved()
-	return fmt.Sprintf("alpha=%v min-effect=%v%% confidence=%v%%", t.Alpha, 100*t.MinEffect, 100*t.Confidence)
+	return fmt.Sprintf("alpha=%v min-effect=%v%% confidence=%v%% exact-floor=%v%%", t.Alpha, 100*t.MinEffect, 100*t.Confidence, 100*t.ExactFloor)
 }
 
 // Better says which direction of a measure is an improvement.
@@ -80,10 +92,7 @@ func verdict(p, effect float64, better Better, th Thresholds) Verdict {
 	if p > th.Alpha || math.IsNaN(effect) || math.Abs(effect) < th.MinEffect || effect == 0 {
 		return Unchanged
 	}
-	if (effect > 0) == (better == HigherIsBetter) {
-		return Improved
-	}
-	return Regressed
+	return direction(effect, better)
 }
 
 // A Comparison of an old and a new sample of one measure.
@@ -170,21 +179,24 @@ func prefixed(prefix string, ws []string) []string {
 type Cost struct {
 	On, Off Summary
 	// Ratios holds on/off of each pass, in pass order; nil when an off
-	// value is not positive. Ratio summarises them.
+	// value is not positive. Ratio summarises them (median and its
+	// order-statistic interval).
 	Ratios Sample
 	Ratio  Summary
 	// Diffs holds on−off of each pass; Diff summarises them.
 	Diffs Sample
 	Diff  Summary
-	// Above and Below count the passes where on was larger and smaller
-	// than off; SignP is the two-sided sign test on them.
-	Above, Below int
-	SignP        float64
-	// Test compares the on and off samples as unpaired; its p-value
-	// decides the verdict.
+	// Paired compares on against off pass by pass, on log(on/off) when
+	// there are ratios, else on on−off: the signed-rank test that decides
+	// the verdict, the sign test beside it, and the Hodges-Lehmann
+	// estimate of the cost with its interval.
+	Paired PairedComparison
+	// Test compares the on and off samples as unpaired; it decides
+	// nothing and is kept for comparison with benchstat, which pairs
+	// nothing.
 	Test UTest
-	// Effect is the median ratio − 1, or with no ratios the median
-	// difference over the off median's magnitude.
+	// Effect is Paired.Effect: the Hodges-Lehmann cost as a relative
+	// change.
 	Effect     float64
 	Better     Better
 	Thresholds Thresholds // resolved
@@ -194,7 +206,7 @@ type Cost struct {
 }
 
 // String formats the cost like a benchstat delta.
-func (c Cost) String() string { return formatDelta(c.Verdict, c.Effect, c.Test) }
+func (c Cost) String() string { return c.Paired.String() }
 
 // PairedCost measures the cost of the on arm against the off arm of one
 // build. on.Values[i] and off.Values[i] must come from the same pass.
@@ -212,57 +224,51 @@ func PairedCost(on, off Sample, better Better, th Thresholds) (Cost, error) {
 		Better:     better,
 		Thresholds: th,
 	}
-	positive := true
+	// Ratios need a positive off value; on may be anything.
+	positive := allPositive(off.Values)
 	c.Diffs.Values = make([]float64, on.N())
 	for i, v := range on.Values {
-		o := off.Values[i]
-		c.Diffs.Values[i] = v - o
-		positive = positive && o > 0
-		switch {
-		case v > o:
-			c.Above++
-		case v < o:
-			c.Below++
-		}
+		c.Diffs.Values[i] = v - off.Values[i]
 	}
 	c.Diff = Summarize(c.Diffs, th.Confidence)
+	nan := math.NaN()
+	c.Ratio = Summary{Center: nan, Lo: nan, Hi: nan}
 	if positive {
 		c.Ratios.Values = make([]float64, on.N())
 		for i, v := range on.Values {
 			c.Ratios.Values[i] = v / off.Values[i]
 		}
 		c.Ratio = Summarize(c.Ratios, th.Confidence)
-		c.Warnings = append(c.Warnings, c.Ratio.Warnings...)
-		c.Effect = c.Ratio.Center - 1
 	} else {
-		nan := math.NaN()
-		c.Ratio = Summary{N: 0, Center: nan, Lo: nan, Hi: nan}
 		c.Warnings = append(c.Warnings, "an off value is not positive: no ratios, cost given as differences")
-		c.Warnings = append(c.Warnings, c.Diff.Warnings...)
-		c.Effect = relativeEffect(Shift{Ratio: nan, Diff: c.Diff.Center}, c.Off.Center)
 	}
-	c.SignP = signTestP(c.Above, c.Below)
+	// A log ratio also needs a positive on value.
+	c.Paired, _ = comparePaired(off, on, positive && allPositive(on.Values), better, th) // lengths checked
+	c.Warnings = append(c.Warnings, c.Paired.Warnings...)
 	c.Test, _ = MannWhitney(on.Values, off.Values) // both non-empty
-	c.Verdict = verdict(c.Test.P, c.Effect, better, th)
+	c.Effect = c.Paired.Effect
+	c.Verdict = c.Paired.Verdict
 	return c, nil
 }
 
-// signTestP is the two-sided sign test of above against below; tied pairs
-// are left out.
-func signTestP(above, below int) float64 {
-	n := above + below
-	if n == 0 {
-		return 1
-	}
-	return min(1, 2*binomCDFHalf(n, min(above, below)))
-}
-
-// CompareCosts compares head's cost of a feature against base's: the two
-// sets of paired ratios, or of paired differences when either build has no
-// ratios.
+// CompareCosts compares head's cost of a feature against base's as two
+// unpaired samples: the two sets of per-pass ratios, or of differences
+// when either build has no ratios. Where the passes pair the builds, use
+// [PairedCompareCosts].
 func CompareCosts(base, head Cost, th Thresholds) Comparison {
 	if base.Ratios.Values != nil && head.Ratios.Values != nil {
 		return Compare(base.Ratios, head.Ratios, base.Better, th)
 	}
 	return Compare(base.Diffs, head.Diffs, base.Better, th)
+}
+
+// PairedCompareCosts compares head's cost of a feature against base's pass
+// by pass: on log(head ratio / base ratio) of each pass, or on the
+// difference of the two builds' on−off differences when either build has
+// no ratios. The costs must come from the same passes, in the same order.
+func PairedCompareCosts(base, head Cost, th Thresholds) (PairedComparison, error) {
+	if base.Ratios.Values != nil && head.Ratios.Values != nil && allPositive(base.Ratios.Values) && allPositive(head.Ratios.Values) {
+		return comparePaired(base.Ratios, head.Ratios, true, base.Better, th)
+	}
+	return comparePaired(base.Diffs, head.Diffs, false, base.Better, th)
 }

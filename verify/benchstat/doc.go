@@ -1,9 +1,11 @@
 // Package benchstat holds the statistics patchproof reports benchmark
 // passes with, in the manner of golang.org/x/perf's benchstat: medians with
 // distribution-free confidence intervals, a Mann-Whitney U test between two
-// samples, and a verdict that prints as "~" unless the difference is both
-// statistically significant and large enough to matter. It never reports a
-// bare percentage of two means.
+// samples, a Wilcoxon signed-rank test between paired ones, a judgment by
+// spread for exact measures, and a verdict that prints as "~" unless the
+// difference is both statistically significant (or, for an exact measure,
+// beyond its spread) and large enough to matter. It never reports a bare
+// percentage of two means.
 //
 // # Samples and summaries
 //
@@ -31,17 +33,44 @@
 // new/old) with the distribution-free confidence interval that inverts the
 // U test. Its [Verdict] is [Improved] or [Regressed] only if p ≤ Alpha and
 // the relative effect is at least MinEffect; otherwise it is [Unchanged],
-// printed "~". [Thresholds] holds Alpha, MinEffect and the confidence
-// level; its zero value means 0.05, 1% and 95%.
+// printed "~". [Thresholds] holds Alpha, MinEffect, the confidence level
+// and ExactFloor; its zero value means 0.05, 1%, 95% and 0.5%.
+//
+// # Paired samples
+//
+// When value i of two samples came from the same pass, whatever drifts
+// between passes cancels within the pair, and a paired test has far more
+// power than the U test. [ComparePaired] compares the pairs on log(new/old)
+// when every value is positive, else on new−old: [WilcoxonSignedRank] on
+// those differences decides (zeros dropped; below 50 non-zero pairs the
+// exact distribution of the signed mid-ranks, so ties are exact; above,
+// the normal approximation with the variance corrected for ties and a
+// continuity correction), [SignTest] is shown beside it, and [WalshMedian]
+// gives the Hodges-Lehmann estimate of the median difference — the median
+// of the Walsh averages (dᵢ+dⱼ)/2 — with the interval that inverts the
+// signed-rank test, reported as a relative change. Six pairs that all
+// agree are the fewest that reach p ≤ 0.05 and a 95% interval.
 //
 // # The cost of a feature
 //
 // [PairedCost] measures what switching a feature on costs in one build: the
-// on/off ratio (and difference) of the two arms in each pass, the median
-// ratio with its confidence interval, a sign test on the pairs, and the U
-// test between the on and off samples, which decides the verdict.
-// [CompareCosts] then asks whether head's cost differs from base's by
-// comparing the two sets of paired ratios with [Compare].
+// on/off ratio (and difference) of the two arms in each pass, and the
+// paired comparison of off against on, which decides the verdict. The U
+// test between the on and off samples is kept beside it, for comparison
+// with benchstat, which pairs nothing. [PairedCompareCosts] asks whether
+// head's cost differs from base's pass by pass (log of head's ratio over
+// base's); [CompareCosts] does it unpaired, with [Compare], where the
+// passes do not pair the builds.
+//
+// # Exact measures
+//
+// Some measures repeat to within a tiny spread (lock calls and
+// instructions per request): a test would need many passes to say what
+// two equal ranges already say. [CompareExact] calls a change any change
+// beyond that spread: the ranges of the two samples do not overlap and
+// their medians differ by more than max(ExactFloor of the old median, the
+// wider range). One value a side is enough; the floor (0.5% by default)
+// then stands alone.
 //
 // Writing samples so that the real benchstat reads them is the business of
 // the subpackage benchfmt.

@@ -147,13 +147,14 @@ func TestResolvedDefaults(t *testing.T) {
 	}
 }
 
-// knownResult is a five-pass result of known samples: base's statistics
+// knownResult is a six-pass result of known samples: base's statistics
 // cost 118× the lock calls and 14% the instructions, head's nothing and
-// 1.7%; CPU time has noise.
+// 1.7%; CPU time has noise, and head's CPU cost goes up in five passes of
+// six.
 func knownResult(t *testing.T) *Result {
 	t.Helper()
 	o := Options{Base: BuildRef{Module: "/b/libs/libphp.so"}, Head: BuildRef{Module: "/h/libs/libphp.so"},
-		Workload: select20.Workload(), Threads: 16, Connections: 50, LoadThreads: 4, Passes: 5,
+		Workload: select20.Workload(), Threads: 16, Connections: 50, LoadThreads: 4, Passes: 6,
 		Duration: 20 * time.Second, Warmup: 5 * time.Second, LockRequests: 1000, CallgrindRequests: 500,
 		WindowConcurrency: 8, WindowWarmup: 128, Measures: allMeasures, Server: "apache"}
 	r := newResult(o)
@@ -161,10 +162,10 @@ func knownResult(t *testing.T) *Result {
 	r.CPUSource = "cgroup2"
 	type vals struct{ locks, top, instr, cpu, rps float64 }
 	data := map[string][]vals{
-		"base-on":  {{748.4, 381, 483130, 0.310, 2600}, {748.4, 381, 483078, 0.322, 2500}, {748.3, 381, 483137, 0.305, 2650}, {748.4, 381, 483101, 0.331, 2450}, {748.5, 381, 483090, 0.317, 2550}},
-		"base-off": {{6.33, 2.33, 423978, 0.300, 2680}, {6.32, 2.32, 423980, 0.296, 2700}, {6.35, 2.35, 423969, 0.291, 2750}, {6.30, 2.30, 423990, 0.309, 2600}, {6.36, 2.36, 423975, 0.302, 2660}},
-		"head-on":  {{6.36, 2.36, 430549, 0.301, 2690}, {6.37, 2.37, 430526, 0.306, 2650}, {6.34, 2.34, 430530, 0.298, 2700}, {6.38, 2.38, 430541, 0.312, 2590}, {6.35, 2.35, 430519, 0.303, 2670}},
-		"head-off": {{6.32, 2.31, 423372, 0.299, 2700}, {6.38, 2.38, 423521, 0.301, 2690}, {6.33, 2.33, 423400, 0.295, 2720}, {6.31, 2.31, 423450, 0.305, 2640}, {6.36, 2.36, 423390, 0.300, 2680}},
+		"base-on":  {{748.4, 381, 483130, 0.310, 2600}, {748.4, 381, 483078, 0.322, 2500}, {748.3, 381, 483137, 0.305, 2650}, {748.4, 381, 483101, 0.331, 2450}, {748.5, 381, 483090, 0.317, 2550}, {748.4, 381, 483115, 0.315, 2580}},
+		"base-off": {{6.33, 2.33, 423978, 0.300, 2680}, {6.32, 2.32, 423980, 0.296, 2700}, {6.35, 2.35, 423969, 0.291, 2750}, {6.30, 2.30, 423990, 0.309, 2600}, {6.36, 2.36, 423975, 0.302, 2660}, {6.34, 2.34, 423982, 0.298, 2690}},
+		"head-on":  {{6.36, 2.36, 430549, 0.301, 2690}, {6.37, 2.37, 430526, 0.306, 2650}, {6.34, 2.34, 430530, 0.298, 2700}, {6.38, 2.38, 430541, 0.312, 2590}, {6.35, 2.35, 430519, 0.303, 2670}, {6.35, 2.35, 430535, 0.300, 2690}},
+		"head-off": {{6.32, 2.31, 423372, 0.299, 2700}, {6.38, 2.38, 423521, 0.301, 2690}, {6.33, 2.33, 423400, 0.295, 2720}, {6.31, 2.31, 423450, 0.305, 2640}, {6.36, 2.36, 423390, 0.300, 2680}, {6.34, 2.33, 423410, 0.302, 2670}},
 	}
 	arms := o.arms()
 	byArm := map[Arm]*ArmSamples{}
@@ -173,7 +174,7 @@ func knownResult(t *testing.T) *Result {
 		r.Arms = append(r.Arms, ra)
 		byArm[ra.Name] = ra
 	}
-	for p := 1; p <= 5; p++ {
+	for p := 1; p <= 6; p++ {
 		pass := Pass{Pass: p}
 		for i, a := range balancedOrder(arms, p) {
 			pass.Order = append(pass.Order, a.Arm)
@@ -220,8 +221,16 @@ func TestAnalyseKnownSamples(t *testing.T) {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
 	}
 	locks := r.Measures[0]
-	if c := locks.Costs[0]; c.Ratio.Median < 117 || c.Ratio.Median > 119 || c.Above != 5 || c.P > 0.01 {
+	if c := locks.Costs[0]; c.Ratio.Median < 117 || c.Ratio.Median > 119 || c.Above != 6 || c.P > 0.01 || c.DecidedBy != "spread" {
 		t.Errorf("base lock cost: %+v", c)
+	}
+	cpu := r.Measures[3]
+	if c := cpu.Costs[0]; c.DecidedBy != "wilcoxon" || c.Pairs != 6 || c.WilcoxonP != 2.0/64 || c.Of != "ratio" ||
+		c.HodgesLehmann.Lo > c.HodgesLehmann.Median || c.HodgesLehmann.Median > c.HodgesLehmann.Hi {
+		t.Errorf("base CPU cost: %+v", c)
+	}
+	if c := cpu.Costs[1]; c.Above != 5 || c.Below != 1 || c.WilcoxonP <= 0.05 {
+		t.Errorf("head CPU cost: %+v, want 5 of 6 up and no verdict", c)
 	}
 	instr := r.Measures[2]
 	if c := instr.Costs[1]; c.Effect < 0.016 || c.Effect > 0.018 {

@@ -33,13 +33,24 @@
 // # Statistics
 //
 // Per measure (locks, top-mutex locks, instructions, CPU, req/s), with
-// verify/benchstat: each arm's median and confidence interval; the cost of
-// statistics in each build, on against off paired by pass (median ratio
-// with its interval, sign test, Mann-Whitney p); head's cost against
-// base's (Hodges-Lehmann shift of the paired ratios, Mann-Whitney p) and a
-// verdict — improved, regressed or no significant change — under the
-// thresholds the Result records. Too few passes for a confidence level or
-// a significant test is a warning in the Result, not an error.
+// verify/benchstat, the arms paired by pass: each arm's median and
+// confidence interval; the cost of statistics in each build, on against
+// off; head's cost against base's; and a verdict — improved, regressed or
+// no significant change — under the thresholds the Result records.
+//
+// Lock calls and instructions are exact or nearly so, and are judged as
+// exact: a cost (off → on) or a change of it (base's per-pass costs →
+// head's) counts when the two ranges do not overlap and the medians differ
+// by more than max(0.5%, the wider range) — one or two passes suffice.
+// CPU time and req/s are noisy: a cost is decided by the Wilcoxon
+// signed-rank test on the per-pass log(on/off), with the sign test beside
+// it and the Hodges-Lehmann estimate (median of the Walsh averages) with
+// its interval as the cost; head against base by the same test on
+// log(head's on/off ÷ base's on/off) of each pass. Both need 6 passes that
+// agree to reach p ≤ 0.05. The unpaired Mann-Whitney p-values, which
+// benchstat shows, are kept in the Result and decide nothing. Too few
+// passes for a confidence level or a significant test is a warning in the
+// Result, not an error.
 //
 // # Output
 //

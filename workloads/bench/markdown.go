@@ -55,11 +55,14 @@ func (r *Result) Markdown(w io.Writer) error {
 	}
 	if len(r.Measures) > 0 {
 		th := r.Settings.Thresholds
-		p("\nVerdicts need p ≤ %v (Mann-Whitney U) and a change of at least %s; `~` is no significant change.", th.Alpha, pct(th.MinEffect))
-		if r.hasNoisy() {
-			p(" ⁿ depends on the machine's load: shown with its spread, not gated on.")
+		if r.hasExact() {
+			p("\nExact measures change when the ranges of their passes do not overlap and the medians differ by more than max(%s, the wider range).", pct(th.ExactFloor))
 		}
-		p("\n")
+		if r.hasNoisy() {
+			p(" ⁿ depends on the machine's load, and is not gated on: its cost is the Hodges-Lehmann estimate of the per-pass log(on/off) with its %s interval, decided by the Wilcoxon signed-rank test (p ≤ %v) and a change of at least %s, the sign test beside it; head vs base pairs the passes likewise.",
+				pct(r.Settings.Thresholds.Confidence), th.Alpha, pct(th.MinEffect))
+		}
+		p(" `~` is no significant change.\n")
 	}
 	if len(notes.own) > 0 || len(notes.all) > 0 || len(r.Warnings) > 0 {
 		p("\n")
@@ -109,6 +112,15 @@ func (m *MeasureStats) label() string {
 	return m.Name
 }
 
+func (r *Result) hasExact() bool {
+	for _, m := range r.Measures {
+		if !m.Noisy {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *Result) hasNoisy() bool {
 	for _, m := range r.Measures {
 		if m.Noisy {
@@ -138,23 +150,60 @@ func (m *MeasureStats) armCell(name Arm) string {
 	return fmt.Sprintf("%s [%s, %s]", value(a.Median), value(a.Lo), value(a.Hi))
 }
 
+// costCell shows the cost of statistics in a build: for a noisy measure
+// the Hodges-Lehmann estimate with its interval, the signed-rank p and
+// the sign test; for an exact one the change of the median and whether it
+// is beyond the spread.
 func (m *MeasureStats) costCell(build side.Side) string {
 	for _, c := range m.Costs {
 		if c.Build != build {
 			continue
 		}
-		var s string
-		if c.Ratio.N > 0 {
-			s = fmt.Sprintf("%s [%s, %s]", ratio(c.Ratio.Median), ratio(c.Ratio.Lo), ratio(c.Ratio.Hi))
-		} else {
-			s = fmt.Sprintf("%s [%s, %s]", signed(c.Diff.Median), signed(c.Diff.Lo), signed(c.Diff.Hi))
-		}
+		tilde := ""
 		if c.Verdict == NoChange {
-			return fmt.Sprintf("~ %s p=%.3f", s, c.P)
+			tilde = "~ "
 		}
-		return fmt.Sprintf("%s p=%.3f", s, c.P)
+		if c.Exact != nil {
+			return tilde + exactChange(*c.Exact) + " " + exactWhy(*c.Exact, c.Verdict)
+		}
+		hl := c.HodgesLehmann
+		var s string
+		if c.Of == "ratio" {
+			s = fmt.Sprintf("%s [%s, %s]", ratio(hl.Median), ratio(hl.Lo), ratio(hl.Hi))
+		} else {
+			s = fmt.Sprintf("%s [%s, %s]", signed(hl.Median), signed(hl.Lo), signed(hl.Hi))
+		}
+		return fmt.Sprintf("%s%s p=%.3f, sign %s p=%.3f", tilde, s, c.WilcoxonP, signCount(c.Above, c.Below, c.Pairs), c.SignP)
 	}
 	return "–"
+}
+
+// signCount says how many of the pairs went the majority's way: "5/6 up".
+func signCount(above, below, pairs int) string {
+	if below > above {
+		return fmt.Sprintf("%d/%d down", below, pairs)
+	}
+	return fmt.Sprintf("%d/%d up", above, pairs)
+}
+
+// exactChange shows old → new of an exact measure as a ratio, or as a
+// difference when the old median is zero.
+func exactChange(e ExactStats) string {
+	if e.Old.Median > 0 {
+		return ratio(e.New.Median / e.Old.Median)
+	}
+	return signed(e.New.Median - e.Old.Median)
+}
+
+// exactWhy says why an exact measure changed or did not.
+func exactWhy(e ExactStats, v Verdict) string {
+	switch {
+	case v != NoChange:
+		return "(beyond spread)"
+	case !e.Apart:
+		return "(ranges overlap)"
+	}
+	return "(within spread)"
 }
 
 func (m *MeasureStats) headCell() string {
@@ -166,7 +215,10 @@ func (m *MeasureStats) headCell() string {
 	if c.Verdict == NoChange {
 		v = "~"
 	}
-	return fmt.Sprintf("%s (p=%.3f)", v, c.P)
+	if c.Exact != nil {
+		return v + " " + exactWhy(*c.Exact, c.Verdict)
+	}
+	return fmt.Sprintf("%s (p=%.3f)", v, c.WilcoxonP)
 }
 
 // ratio shows an on/off ratio as a percentage change, or as a factor when
@@ -217,7 +269,7 @@ func (r *Result) markdownDetails(w io.Writer) {
 	for _, b := range r.Builds {
 		p("- %s: `%s`\n", b.Name, b.Module)
 	}
-	p("- thresholds: alpha %v, minimum effect %s, confidence %s\n", s.Thresholds.Alpha, pct(s.Thresholds.MinEffect), pct(s.Thresholds.Confidence))
+	p("- thresholds: alpha %v, minimum effect %s, confidence %s, exact floor %s\n", s.Thresholds.Alpha, pct(s.Thresholds.MinEffect), pct(s.Thresholds.Confidence), pct(s.Thresholds.ExactFloor))
 	for _, ps := range r.Passes {
 		p("- pass %d order: %s\n", ps.Pass, joinArms(ps.Order))
 	}

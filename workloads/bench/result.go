@@ -58,6 +58,9 @@ type Thresholds struct {
 	Alpha      float64 `json:"alpha"`
 	MinEffect  float64 `json:"min_effect"`
 	Confidence float64 `json:"confidence"`
+	// ExactFloor is the smallest relative change of an exact measure that
+	// counts, however small its spread.
+	ExactFloor float64 `json:"exact_floor"`
 }
 
 // Build is a measured build.
@@ -176,10 +179,33 @@ type CostStats struct {
 	Above int     `json:"above"`
 	Below int     `json:"below"`
 	SignP float64 `json:"sign_p"`
-	// P is the Mann-Whitney U test of the on against the off sample.
-	P       float64 `json:"p"`
-	Effect  float64 `json:"effect"` // median ratio − 1
+	// P is the Mann-Whitney U test of the on against the off sample,
+	// unpaired as benchstat computes it; it decides nothing.
+	P float64 `json:"p"`
+	// Effect is the relative cost the verdict weighs: the Hodges-Lehmann
+	// estimate for a noisy measure, the ratio of the medians for an exact
+	// one, less 1.
+	Effect  float64 `json:"effect"`
 	Verdict Verdict `json:"verdict"`
+	// DecidedBy says what reached the verdict: "wilcoxon" (the
+	// signed-rank test on the per-pass log(on/off), or on on−off when Of
+	// is "diff") or "spread" (an exact measure: Exact).
+	DecidedBy string `json:"decided_by,omitempty"`
+	// Of is what the pairs were compared on: "ratio" (log on/off) or
+	// "diff" (on−off, when a value is not positive).
+	Of string `json:"of,omitempty"`
+	// Pairs counts the passes paired; WilcoxonP is the signed-rank test's
+	// two-sided p-value on them.
+	Pairs     int     `json:"pairs"`
+	WilcoxonP float64 `json:"wilcoxon_p"`
+	// HodgesLehmann is the cost as the Hodges-Lehmann estimate of the
+	// median per-pass log(on/off), with the interval that inverts the
+	// signed-rank test, given as a ratio on/off; or, when Of is "diff", of
+	// on−off.
+	HodgesLehmann Interval `json:"hodges_lehmann"`
+	// Exact is the judgment by spread of an exact measure: off (old)
+	// against on (new).
+	Exact *ExactStats `json:"exact,omitempty"`
 }
 
 // Interval is a median with its confidence interval.
@@ -191,19 +217,52 @@ type Interval struct {
 	Confidence float64 `json:"confidence"`
 }
 
-// Comparison of head's cost against base's: the Hodges-Lehmann shift of
-// head's paired ratios from base's (or of the differences), the U test and
-// the verdict.
+// ExactStats judge an exact measure by its spread: a change is one where
+// the two ranges do not overlap (Apart) and the medians differ by more
+// than Tolerance, max(the floor of the old median, the wider range).
+type ExactStats struct {
+	Old       Range   `json:"old"`
+	New       Range   `json:"new"`
+	Tolerance float64 `json:"tolerance"`
+	Apart     bool    `json:"apart"`
+}
+
+// Range is the spread of repeated measurements.
+type Range struct {
+	N      int     `json:"n"`
+	Min    float64 `json:"min"`
+	Median float64 `json:"median"`
+	Max    float64 `json:"max"`
+}
+
+// Comparison of head's cost against base's, paired by pass: the
+// signed-rank test on log(head's on/off ÷ base's on/off) of each pass (or
+// on the difference of the on−off differences), the sign test, the
+// Hodges-Lehmann estimate, and the verdict; for an exact measure the
+// verdict is the spread's.
 type Comparison struct {
 	// Of says what was compared: "ratio" or "diff".
 	Of   string   `json:"of"`
 	Base Interval `json:"base"`
 	Head Interval `json:"head"`
-	// Ratio is head/base with its interval (ratios of the costs); Diff
-	// head−base.
-	Ratio   Interval `json:"ratio"`
-	Diff    Interval `json:"diff"`
-	P       float64  `json:"p"`
-	Effect  float64  `json:"effect"`
-	Verdict Verdict  `json:"verdict"`
+	// Ratio is head's cost over base's (the exponential of the
+	// Hodges-Lehmann estimate of the per-pass log ratio) with its
+	// interval; Diff the Hodges-Lehmann estimate of head−base of the
+	// per-pass costs.
+	Ratio Interval `json:"ratio"`
+	Diff  Interval `json:"diff"`
+	// P is the Mann-Whitney U test of the two builds' per-pass costs,
+	// unpaired; it decides nothing.
+	P       float64 `json:"p"`
+	Effect  float64 `json:"effect"`
+	Verdict Verdict `json:"verdict"`
+	// DecidedBy, Pairs, WilcoxonP, Above, Below, SignP and Exact as in
+	// CostStats, head's cost against base's.
+	DecidedBy string      `json:"decided_by,omitempty"`
+	Pairs     int         `json:"pairs"`
+	WilcoxonP float64     `json:"wilcoxon_p"`
+	Above     int         `json:"above"`
+	Below     int         `json:"below"`
+	SignP     float64     `json:"sign_p"`
+	Exact     *ExactStats `json:"exact,omitempty"`
 }

@@ -161,9 +161,6 @@ func newResult(o Options) *Result {
 			"keep-alive off in the CPU passes: with %d connections and %d threads Apache's event MPM would close kept-alive connections whenever no thread is idle, so every request opens a connection",
 			o.Connections, o.Threads))
 	}
-	if o.Passes < 4 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d passes: a Mann-Whitney test needs at least 4 a side to reach p ≤ 0.05, and a 95%% interval of a median 6", o.Passes))
-	}
 	return res
 }
 

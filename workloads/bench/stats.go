@@ -63,10 +63,13 @@ func resolvedThresholds(th benchstat.Thresholds) Thresholds {
 	// A comparison of two tiny samples reports the thresholds it used,
 	// defaults filled in.
 	c := benchstat.Compare(benchstat.NewSample(1), benchstat.NewSample(1), benchstat.LowerIsBetter, th)
-	return Thresholds{Alpha: c.Thresholds.Alpha, MinEffect: c.Thresholds.MinEffect, Confidence: c.Thresholds.Confidence}
+	t := c.Thresholds
+	return Thresholds{Alpha: t.Alpha, MinEffect: t.MinEffect, Confidence: t.Confidence, ExactFloor: t.ExactFloor}
 }
 
 // analyse computes every measure's statistics from the arms' samples.
+// Arms pair by pass: a cost uses the passes where both of a build's arms
+// have a value, head against base the passes where all four do.
 func (r *Result) analyse(o Options) {
 	th := o.Thresholds
 	conf := r.Settings.Thresholds.Confidence
@@ -76,44 +79,119 @@ func (r *Result) analyse(o Options) {
 			continue
 		}
 		ms := &MeasureStats{Name: d.name, Unit: d.unit, Better: betterWord(d.better), Noisy: d.noisy}
-		samples := map[Arm]benchstat.Sample{}
+		byPass := map[Arm]map[int]float64{}
 		for _, a := range r.Arms {
 			var vs []float64
+			byPass[a.Name] = map[int]float64{}
 			for _, s := range a.Samples {
 				if v, ok := d.value(s); ok {
 					vs = append(vs, v)
+					byPass[a.Name][s.Pass] = v
 				}
 			}
-			smp := benchstat.NewSample(vs...)
-			samples[a.Name] = smp
-			sum := benchstat.Summarize(smp, conf)
+			sum := benchstat.Summarize(benchstat.NewSample(vs...), conf)
 			ms.Arms = append(ms.Arms, ArmSummary{
 				Arm: a.Name, N: sum.N, Median: num(sum.Center), Lo: num(sum.Lo), Hi: num(sum.Hi),
 				Confidence: sum.Confidence, Values: vs,
 			})
 		}
-		costs := map[side.Side]benchstat.Cost{}
+		// paired returns the values of arms in the passes where every one
+		// of them has a value, in pass order.
+		paired := func(arms ...Arm) []benchstat.Sample {
+			out := make([]benchstat.Sample, len(arms))
+		pass:
+			for _, p := range r.Passes {
+				for _, a := range arms {
+					if _, ok := byPass[a][p.Pass]; !ok {
+						continue pass
+					}
+				}
+				for i, a := range arms {
+					out[i].Values = append(out[i].Values, byPass[a][p.Pass])
+				}
+			}
+			return out
+		}
 		for _, b := range r.Builds {
-			on, off := samples[Arm{b.Name, true}], samples[Arm{b.Name, false}]
-			c, err := benchstat.PairedCost(on, off, d.better, th)
+			s := paired(Arm{b.Name, true}, Arm{b.Name, false})
+			cs, ws, err := buildCost(b.Name, s[0], s[1], d, th)
 			if err != nil {
 				ms.Warnings = appendNew(ms.Warnings, string(b.Name)+": "+err.Error())
 				continue
 			}
-			costs[b.Name] = c
-			ms.Costs = append(ms.Costs, costStats(b.Name, c))
-			ms.Warnings = appendNew(ms.Warnings, c.Warnings...)
+			ms.Costs = append(ms.Costs, cs)
+			ms.Warnings = appendNew(ms.Warnings, ws...)
 		}
-		base, okb := costs[side.Base]
-		head, okh := costs[side.Head]
-		if okb && okh {
-			c := benchstat.CompareCosts(base, head, th)
-			ms.HeadVsBase = comparison(c, base.Ratios.Values != nil && head.Ratios.Values != nil)
-			ms.Verdict = ms.HeadVsBase.Verdict
-			ms.Warnings = appendNew(ms.Warnings, c.Warnings...)
+		if len(r.Builds) > 1 {
+			s := paired(Arm{side.Base, true}, Arm{side.Base, false}, Arm{side.Head, true}, Arm{side.Head, false})
+			c, ws, err := headVsBase(s, d, th)
+			if err != nil {
+				ms.Warnings = appendNew(ms.Warnings, "head vs base: "+err.Error())
+			} else {
+				ms.HeadVsBase = c
+				ms.Verdict = c.Verdict
+				ms.Warnings = appendNew(ms.Warnings, ws...)
+			}
 		}
 		r.Measures = append(r.Measures, ms)
 	}
+}
+
+// Ways a verdict is reached, as results.json spells them.
+const (
+	decidedByWilcoxon = "wilcoxon"
+	decidedBySpread   = "spread"
+)
+
+// buildCost is the cost of statistics in one build: the paired statistics
+// of every measure, and the verdict of the signed-rank test for a noisy
+// measure or of the spread for an exact one.
+func buildCost(build side.Side, on, off benchstat.Sample, d measureDef, th benchstat.Thresholds) (CostStats, []string, error) {
+	c, err := benchstat.PairedCost(on, off, d.better, th)
+	if err != nil {
+		return CostStats{}, nil, err
+	}
+	cs := costStats(build, c)
+	if d.noisy {
+		cs.DecidedBy = decidedByWilcoxon
+		return cs, c.Warnings, nil
+	}
+	ex := benchstat.CompareExact(off, on, d.better, th)
+	cs.DecidedBy = decidedBySpread
+	cs.Exact = exactStats(ex)
+	cs.Effect = num(ex.Effect)
+	cs.Verdict = verdictWord(ex.Verdict)
+	return cs, ex.Warnings, nil
+}
+
+// headVsBase compares head's cost with base's over the passes in s (base
+// on, base off, head on, head off): paired by pass, and for an exact
+// measure judged by the spread of the per-pass costs.
+func headVsBase(s []benchstat.Sample, d measureDef, th benchstat.Thresholds) (*Comparison, []string, error) {
+	base, err := benchstat.PairedCost(s[0], s[1], d.better, th)
+	if err != nil {
+		return nil, nil, err
+	}
+	head, err := benchstat.PairedCost(s[2], s[3], d.better, th)
+	if err != nil {
+		return nil, nil, err
+	}
+	pc, err := benchstat.PairedCompareCosts(base, head, th)
+	if err != nil {
+		return nil, nil, err
+	}
+	u := benchstat.CompareCosts(base, head, th)
+	c := comparison(pc, u)
+	if d.noisy {
+		c.DecidedBy = decidedByWilcoxon
+		return c, pc.Warnings, nil
+	}
+	ex := benchstat.CompareExact(pc.OldSample, pc.NewSample, d.better, th)
+	c.DecidedBy = decidedBySpread
+	c.Exact = exactStats(ex)
+	c.Effect = num(ex.Effect)
+	c.Verdict = verdictWord(ex.Verdict)
+	return c, ex.Warnings, nil
 }
 
 // appendNew appends the warnings ws lacks: the same sample-size warning
@@ -156,33 +234,71 @@ func interval(s benchstat.Summary) Interval {
 }
 
 func costStats(build side.Side, c benchstat.Cost) CostStats {
+	pc := c.Paired
 	return CostStats{
 		Build: build,
 		Ratio: interval(c.Ratio),
 		Diff:  interval(c.Diff),
-		Above: c.Above, Below: c.Below, SignP: num(c.SignP),
-		P:       num(c.Test.P),
-		Effect:  num(c.Effect),
-		Verdict: verdictWord(c.Verdict),
+		Above: pc.Above, Below: pc.Below, SignP: num(pc.SignP),
+		P:             num(c.Test.P),
+		Effect:        num(c.Effect),
+		Verdict:       verdictWord(c.Verdict),
+		Pairs:         pc.Test.N,
+		WilcoxonP:     num(pc.Test.P),
+		Of:            ofWord(pc.Log),
+		HodgesLehmann: hodgesLehmann(pc),
 	}
 }
 
-func comparison(c benchstat.Comparison, ratios bool) *Comparison {
-	of := "diff"
-	if ratios {
-		of = "ratio"
+func ofWord(log bool) string {
+	if log {
+		return "ratio"
 	}
-	sh := c.Shift
-	return &Comparison{
-		Of:   of,
-		Base: interval(c.Old),
-		Head: interval(c.New),
-		Ratio: Interval{N: c.Old.N, Median: num(sh.Ratio), Lo: num(sh.RatioLo), Hi: num(sh.RatioHi),
-			Confidence: num(sh.Confidence)},
-		Diff: Interval{N: c.Old.N, Median: num(sh.Diff), Lo: num(sh.DiffLo), Hi: num(sh.DiffHi),
-			Confidence: num(sh.Confidence)},
-		P:       num(c.Test.P),
-		Effect:  num(c.Effect),
-		Verdict: verdictWord(c.Verdict),
+	return "diff"
+}
+
+// hodgesLehmann is the Hodges-Lehmann estimate of a paired comparison in
+// the measure's own terms: a ratio new/old (the exponential of the median
+// log ratio) or a difference new−old.
+func hodgesLehmann(pc benchstat.PairedComparison) Interval {
+	sh := pc.Shift
+	if !pc.Log {
+		return interval(sh)
 	}
+	return Interval{N: sh.N, Median: num(math.Exp(sh.Center)), Lo: num(math.Exp(sh.Lo)), Hi: num(math.Exp(sh.Hi)), Confidence: num(sh.Confidence)}
+}
+
+func exactStats(ex benchstat.ExactComparison) *ExactStats {
+	rng := func(r benchstat.Range) Range {
+		return Range{N: r.N, Min: num(r.Min), Median: num(r.Median), Max: num(r.Max)}
+	}
+	return &ExactStats{Old: rng(ex.Old), New: rng(ex.New), Tolerance: num(ex.Tolerance), Apart: ex.Apart}
+}
+
+// comparison is head's cost against base's: the paired comparison, with
+// the unpaired U test's p-value where results.json has always had it.
+func comparison(pc benchstat.PairedComparison, u benchstat.Comparison) *Comparison {
+	c := &Comparison{
+		Of:    ofWord(pc.Log),
+		Base:  interval(pc.Old),
+		Head:  interval(pc.New),
+		Above: pc.Above, Below: pc.Below, SignP: num(pc.SignP),
+		P:         num(u.Test.P),
+		Pairs:     pc.Test.N,
+		WilcoxonP: num(pc.Test.P),
+		Effect:    num(pc.Effect),
+		Verdict:   verdictWord(pc.Verdict),
+	}
+	hl := hodgesLehmann(pc)
+	if pc.Log {
+		c.Ratio = hl
+	}
+	// The difference of the two builds' costs, pass by pass, whatever the
+	// verdict was reached on.
+	diffs := make([]float64, pc.D.N())
+	for i := range diffs {
+		diffs[i] = pc.NewSample.Values[i] - pc.OldSample.Values[i]
+	}
+	c.Diff = interval(benchstat.WalshMedian(diffs, pc.Thresholds.Confidence))
+	return c
 }

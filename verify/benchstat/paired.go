@@ -1,0 +1,123 @@
+package benchstat
+
+import (
+	"fmt"
+	"math"
+)
+
+// A PairedComparison compares a new sample against an old one pair by
+// pair: value i of each came from the same pass, so what varies between
+// passes cancels in the pair.
+type PairedComparison struct {
+	// OldSample and NewSample are the pairs compared, in pair order; Old
+	// and New summarise them.
+	OldSample, NewSample Sample
+	Old, New             Summary
+	// Log says the pairs were compared as log(new/old), which needs every
+	// value positive; otherwise as new−old.
+	Log bool
+	// D holds log(new/old) or new−old of each pair, in pair order.
+	D Sample
+	// Above and Below count the pairs where new was larger and smaller
+	// than old; SignP is the two-sided sign test on them.
+	Above, Below int
+	SignP        float64
+	// Test is the Wilcoxon signed-rank test on D; its p-value decides the
+	// verdict.
+	Test SignedRankTest
+	// Shift is the Hodges-Lehmann estimate of D's centre (the median of
+	// its Walsh averages) with the interval that inverts Test, in D's
+	// units.
+	Shift Summary
+	// Change is Shift as a relative change: exp(x)−1 when Log, else x
+	// over the old median's magnitude (±Inf when that is zero).
+	Change Summary
+	// Effect is Change.Center: what the verdict weighs against MinEffect.
+	Effect     float64
+	Better     Better
+	Thresholds Thresholds // resolved
+	Verdict    Verdict
+	Warnings   []string
+}
+
+// Significant reports whether the signed-rank p-value is at most Alpha.
+func (c PairedComparison) Significant() bool { return c.Test.P <= c.Thresholds.Alpha }
+
+// String formats the comparison like a benchstat delta, the test named:
+// "+2.70% (p=0.031 n=6 pairs) regressed" or "~ (p=0.438 n=6 pairs)".
+func (c PairedComparison) String() string {
+	stat := fmt.Sprintf("(p=%.3f n=%d pairs)", c.Test.P, c.Test.N)
+	if c.Verdict == Unchanged {
+		return "~ " + stat
+	}
+	return fmt.Sprintf("%+.2f%% %s %s", 100*c.Effect, stat, c.Verdict)
+}
+
+// ComparePaired compares new against old pair by pair: on log(new/old)
+// when every value is positive, else on new−old. old.Values[i] and
+// new.Values[i] must come from the same pass.
+func ComparePaired(old, new Sample, better Better, th Thresholds) (PairedComparison, error) {
+	return comparePaired(old, new, allPositive(old.Values) && allPositive(new.Values), better, th)
+}
+
+func comparePaired(old, new Sample, log bool, better Better, th Thresholds) (PairedComparison, error) {
+	if old.N() != new.N() {
+		return PairedComparison{}, fmt.Errorf("paired comparison: %d old values but %d new values", old.N(), new.N())
+	}
+	if old.N() == 0 {
+		return PairedComparison{}, fmt.Errorf("paired comparison: %w", errEmptySample)
+	}
+	th = th.resolved()
+	c := PairedComparison{
+		OldSample:  NewSample(old.Values...),
+		NewSample:  NewSample(new.Values...),
+		Old:        Summarize(old, th.Confidence),
+		New:        Summarize(new, th.Confidence),
+		Log:        log,
+		Better:     better,
+		Thresholds: th,
+	}
+	c.D.Values = make([]float64, old.N())
+	for i, o := range old.Values {
+		v := new.Values[i]
+		switch {
+		case v > o:
+			c.Above++
+		case v < o:
+			c.Below++
+		}
+		if log {
+			c.D.Values[i] = math.Log(v / o)
+		} else {
+			c.D.Values[i] = v - o
+		}
+	}
+	c.SignP = SignTest(c.Above, c.Below)
+	c.Test, _ = WilcoxonSignedRank(c.D.Values) // not empty
+	c.Shift = WalshMedian(c.D.Values, th.Confidence)
+	c.Warnings = append(c.Warnings, c.Shift.Warnings...)
+	rel := func(x float64) float64 {
+		if log {
+			return math.Expm1(x)
+		}
+		return relativeEffect(Shift{Ratio: math.NaN(), Diff: x}, c.Old.Center)
+	}
+	c.Change = Summary{N: c.Shift.N, Center: rel(c.Shift.Center), Lo: rel(c.Shift.Lo), Hi: rel(c.Shift.Hi), Confidence: c.Shift.Confidence}
+	if c.Test.P > th.Alpha && c.Test.NonZero > 0 && signedRankMinP(c.Test.NonZero) > th.Alpha {
+		c.Warnings = append(c.Warnings, fmt.Sprintf(
+			"need >= %d pairs that differ to detect a difference at alpha level %v; %d differ",
+			pairsToDetect(th.Alpha), th.Alpha, c.Test.NonZero))
+	}
+	c.Effect = c.Change.Center
+	c.Verdict = verdict(c.Test.P, c.Effect, better, th)
+	return c, nil
+}
+
+func allPositive(vs []float64) bool {
+	for _, v := range vs {
+		if !(v > 0) {
+			return false
+		}
+	}
+	return true
+}
