@@ -116,7 +116,13 @@ func TestResolvedDefaults(t *testing.T) {
 		in   Options
 		want Settings
 	}{
-		{"report", Options{}, Settings{Threads: 16, Connections: 50, LoadThreads: 4, Passes: 6, DurationS: 20, WarmupS: 5,
+		{"report", Options{}, Settings{Threads: 16, Connections: 12, LoadThreads: 4, Passes: 6, DurationS: 20, WarmupS: 5,
+			KeepAlive: true, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 8, WindowWarmup: 128}},
+		{"report, 4 threads", Options{Threads: 4}, Settings{Threads: 4, Connections: 3, LoadThreads: 3, Passes: 6, DurationS: 20, WarmupS: 5,
+			KeepAlive: true, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 2, WindowWarmup: 32}},
+		{"one thread cannot keep alive", Options{Threads: 1}, Settings{Threads: 1, Connections: 1, LoadThreads: 1, Passes: 6, DurationS: 20, WarmupS: 5,
+			KeepAlive: false, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 1, WindowWarmup: 8}},
+		{"more connections than threads", Options{Connections: 50}, Settings{Threads: 16, Connections: 50, LoadThreads: 4, Passes: 6, DurationS: 20, WarmupS: 5,
 			KeepAlive: false, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 8, WindowWarmup: 128}},
 		{"quick", Options{Quick: true}, Settings{Threads: 16, Connections: 8, LoadThreads: 2, Passes: 2, DurationS: 3, WarmupS: 1,
 			KeepAlive: true, LockRequests: 200, CallgrindRequests: 200, WindowConcurrency: 8, WindowWarmup: 128, Quick: true}},
@@ -154,7 +160,7 @@ func TestResolvedDefaults(t *testing.T) {
 func knownResult(t *testing.T) *Result {
 	t.Helper()
 	o := Options{Base: BuildRef{Module: "/b/libs/libphp.so"}, Head: BuildRef{Module: "/h/libs/libphp.so"},
-		Workload: select20.Workload(), Threads: 16, Connections: 50, LoadThreads: 4, Passes: 6,
+		Workload: select20.Workload(), Threads: 16, Connections: 12, LoadThreads: 4, Passes: 6,
 		Duration: 20 * time.Second, Warmup: 5 * time.Second, LockRequests: 1000, CallgrindRequests: 500,
 		WindowConcurrency: 8, WindowWarmup: 128, Measures: allMeasures, Server: "apache"}
 	r := newResult(o)
