@@ -187,8 +187,9 @@ func knownResult(t *testing.T) *Result {
 			v := data[a.String()][p-1]
 			byArm[a.Arm].Samples = append(byArm[a.Arm].Samples, &Sample{
 				Pass: p, Position: i + 1,
-				CPU:          &CPUSample{Requests: int64(20 * v.rps), DurationS: 20, CPUSeconds: 20 * v.rps * v.cpu / 1000, CPUMsPerRequest: v.cpu, RequestsPerSec: v.rps, LatencyAvgMs: 5, LatencyP50Ms: 4, LatencyP99Ms: 12},
-				Locks:        &LockSample{Requests: 1000, Locks: uint64(1000 * v.locks), LocksPerRequest: v.locks, TopMutexPerRequest: v.top, DistinctMutexes: 44},
+				CPU: &CPUSample{Requests: int64(20 * v.rps), DurationS: 20, CPUSeconds: 20 * v.rps * v.cpu / 1000, CPUMsPerRequest: v.cpu, RequestsPerSec: v.rps, LatencyAvgMs: 5, LatencyP50Ms: 4, LatencyP99Ms: 12},
+				Locks: &LockSample{Requests: 1000, Locks: uint64(1000 * v.locks), LocksPerRequest: v.locks, TopMutexPerRequest: v.top, DistinctMutexes: 44,
+					StatsMutex: statsMutexOf(a.Arm, v.top)},
 				Instructions: &InstructionSample{Requests: 500, Instructions: uint64(500 * v.instr), MarkerInstructions: 106000, InstructionsPerRequest: v.instr},
 			})
 		}
@@ -196,6 +197,17 @@ func knownResult(t *testing.T) *Result {
 	}
 	r.analyse(o)
 	return r
+}
+
+// statsMutexOf is what the server's memory says of the statistics mutex:
+// base with statistics on locks it as often as its top mutex; off, and in
+// head, whose statistics take no mutex, nothing is locked on it.
+func statsMutexOf(a Arm, top float64) *StatsMutexSample {
+	sm := &StatsMutexSample{Block: "0x55d0c0a1e2b0"}
+	if a == (Arm{side.Base, true}) {
+		sm.Mutex, sm.Locks, sm.LocksPerRequest = "0x55d0c0a1f5d0", uint64(1000*top), top
+	}
+	return sm
 }
 
 func TestAnalyseKnownSamples(t *testing.T) {
@@ -218,7 +230,7 @@ func TestAnalyseKnownSamples(t *testing.T) {
 	}
 	want := []verdicts{
 		{"locks", "regressed", "no significant change", "improved"},
-		{"top_mutex_locks", "regressed", "no significant change", "improved"},
+		{"stats_mutex_locks", "regressed", "no significant change", "improved"},
 		{"instructions", "regressed", "regressed", "improved"},
 		{"cpu", "regressed", "no significant change", "improved"},
 		{"throughput", "regressed", "no significant change", "improved"},

@@ -21,8 +21,11 @@
 //     spread, never a gate on a shared machine.
 //  2. Locks: the LD_PRELOAD counter of workloads/lockcount over exactly
 //     Options.LockRequests requests after a warm-up: pthread_mutex_lock
-//     calls per request, on the most-locked mutex, and distinct mutexes.
-//     Exact and repeatable.
+//     calls per request, distinct mutexes, and the calls on mysqlnd's
+//     global statistics mutex — named for certain, not by rank: the mutex
+//     whose address is a word of the heap block mysqlnd_global_stats
+//     points to, read from the server's memory before it stops
+//     (lockcount.NameHeld). Exact and repeatable.
 //  3. Instructions: the server under callgrind (apache2 -X), counted over
 //     exactly Options.CallgrindRequests requests between marker requests
 //     (workloads/callgrind). Repeatable to a fraction of a percent.
@@ -32,7 +35,7 @@
 //
 // # Statistics
 //
-// Per measure (locks, top-mutex locks, instructions, CPU, req/s), with
+// Per measure (locks, statistics-mutex locks, instructions, CPU, req/s), with
 // verify/benchstat, the arms paired by pass: each arm's median and
 // confidence interval; the cost of statistics in each build, on against
 // off; head's cost against base's; and a verdict — improved, regressed or

@@ -189,8 +189,11 @@ func signCount(above, below, pairs int) string {
 // exactChange shows old → new of an exact measure as a ratio, or as a
 // difference when the old median is zero.
 func exactChange(e ExactStats) string {
-	if e.Old.Median > 0 {
+	switch {
+	case e.Old.Median > 0:
 		return ratio(e.New.Median / e.Old.Median)
+	case e.New.Median == e.Old.Median:
+		return "0"
 	}
 	return signed(e.New.Median - e.Old.Median)
 }
@@ -200,6 +203,8 @@ func exactWhy(e ExactStats, v Verdict) string {
 	switch {
 	case v != NoChange:
 		return "(beyond spread)"
+	case e.Old == e.New:
+		return "(identical)"
 	case !e.Apart:
 		return "(ranges overlap)"
 	}

@@ -154,7 +154,10 @@ func (b *bencher) lockRun(ctx context.Context, a arm, dir string, smp *Sample) (
 	defer func() { err = stopServer(s, err) }()
 	wctx, cancel := context.WithTimeout(ctx, windowTimeout)
 	defer cancel()
-	var d lockcount.Delta
+	var (
+		d     lockcount.Delta
+		after lockcount.Snapshot
+	)
 	nc, warnings, err := b.window(wctx, s, dir, o.LockRequests, func(inside func() error) error {
 		before, err := lockcount.Settle(wctx, tables, settleQuiet)
 		if err != nil {
@@ -163,7 +166,7 @@ func (b *bencher) lockRun(ctx context.Context, a arm, dir string, smp *Sample) (
 		if err := inside(); err != nil {
 			return err
 		}
-		after, err := lockcount.Settle(wctx, tables, settleQuiet)
+		after, err = lockcount.Settle(wctx, tables, settleQuiet)
 		if err != nil {
 			return err
 		}
@@ -186,8 +189,37 @@ func (b *bencher) lockRun(ctx context.Context, a arm, dir string, smp *Sample) (
 	if top, ok := d.Top(); ok {
 		ls.TopMutexPerRequest = float64(top.Lock) / n
 	}
-	b.step("%s locks: %.2f a request, %.2f on the top mutex, %d mutexes", a, ls.LocksPerRequest, ls.TopMutexPerRequest, ls.DistinctMutexes)
+	// While the server still runs: its memory names the mutex.
+	if named, err := lockcount.NameHeld(d, after, statsSymbol); err != nil {
+		smp.Warnings = append(smp.Warnings, "locks: statistics mutex not named: "+err.Error())
+	} else {
+		ls.StatsMutex = statsMutex(named, n)
+	}
+	b.step("%s locks: %.2f a request, %.2f on the top mutex, %s on the statistics mutex, %d mutexes",
+		a, ls.LocksPerRequest, ls.TopMutexPerRequest, statsMutexStep(ls.StatsMutex), ls.DistinctMutexes)
 	return ls, nil
+}
+
+// statsSymbol is mysqlnd's global statistics: a pointer to a heap block
+// that, where statistics take a mutex, holds that mutex's address.
+const statsSymbol = "mysqlnd_global_stats"
+
+func statsMutex(named lockcount.Named, requests float64) *StatsMutexSample {
+	sm := &StatsMutexSample{Locks: named.Lock, LocksPerRequest: float64(named.Lock) / requests}
+	if len(named.Blocks) > 0 {
+		sm.Block = fmt.Sprintf("%#x", named.Blocks[0].Addr)
+	}
+	if len(named.Mutexes) > 0 {
+		sm.Mutex = fmt.Sprintf("%#x", named.Mutexes[0].Addr)
+	}
+	return sm
+}
+
+func statsMutexStep(sm *StatsMutexSample) string {
+	if sm == nil {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.2f", sm.LocksPerRequest)
 }
 
 // instrRun counts instructions over a window of requests with callgrind:

@@ -114,8 +114,8 @@ type LockSample struct {
 	Locks    uint64 `json:"locks"`
 	Trylocks uint64 `json:"trylocks"`
 	// LocksPerRequest counts pthread_mutex_lock calls; TopMutexPerRequest
-	// those on the most-locked mutex (mysqlnd's global statistics when
-	// they are on).
+	// those on the arm's most-locked mutex, which is a different mutex in
+	// different arms (StatsMutex is the same one in all).
 	LocksPerRequest    float64 `json:"locks_per_request"`
 	TopMutexPerRequest float64 `json:"top_mutex_per_request"`
 	DistinctMutexes    int     `json:"distinct_mutexes"`
@@ -123,6 +123,24 @@ type LockSample struct {
 	// when it could be read: a PHP thread that connects in the window adds
 	// its connection's locks.
 	NewDBConnections *int64 `json:"new_db_connections,omitempty"`
+	// StatsMutex is the calls on mysqlnd's global statistics mutex; absent
+	// when the server's memory could not be read.
+	StatsMutex *StatsMutexSample `json:"stats_mutex,omitempty"`
+}
+
+// StatsMutexSample counts the calls on the mutex of mysqlnd's global
+// statistics, the same mutex in every arm: the one whose address is a word
+// of the heap block mysqlnd_global_stats points to (its LOCK_access), read
+// from the server's memory. A build whose statistics take no mutex, or
+// statistics off, count zero.
+type StatsMutexSample struct {
+	// Block is the address of mysqlnd_global_stats' block in the process
+	// that served the window; Mutex that of the mutex it holds, when that
+	// was locked in the window.
+	Block           string  `json:"block"`
+	Mutex           string  `json:"mutex,omitempty"`
+	Locks           uint64  `json:"locks"`
+	LocksPerRequest float64 `json:"locks_per_request"`
 }
 
 // InstructionSample is one callgrind window.
@@ -137,7 +155,7 @@ type InstructionSample struct {
 
 // MeasureStats are the statistics of one measure.
 type MeasureStats struct {
-	Name   string `json:"name"`   // cpu, throughput, locks, top_mutex_locks, instructions
+	Name   string `json:"name"`   // cpu, throughput, locks, stats_mutex_locks, instructions
 	Unit   string `json:"unit"`   // as in bench.txt: ms-cpu/req, ...
 	Better string `json:"better"` // lower or higher
 	// Noisy marks a measure that depends on the machine's load (CPU time,

@@ -110,6 +110,11 @@ func TestQuickRun(t *testing.T) {
 		if l := s.Locks; l.LocksPerRequest < 300 || l.TopMutexPerRequest < 100 {
 			t.Errorf("base, statistics on, pass %d: %.1f lock calls a request, %.1f on the top mutex; want > 300 and > 100", s.Pass, l.LocksPerRequest, l.TopMutexPerRequest)
 		}
+		// The statistics mutex, named from the server's memory, is the
+		// top mutex with statistics on.
+		if sm := s.Locks.StatsMutex; sm == nil || sm.Mutex == "" || sm.LocksPerRequest != s.Locks.TopMutexPerRequest {
+			t.Errorf("base, statistics on, pass %d: statistics mutex %+v, want the top mutex's %.1f calls", s.Pass, sm, s.Locks.TopMutexPerRequest)
+		}
 		if s.CPU.Requests == 0 || s.CPU.CPUMsPerRequest <= 0 {
 			t.Errorf("base-on pass %d: CPU sample %+v", s.Pass, s.CPU)
 		}
@@ -117,6 +122,9 @@ func TestQuickRun(t *testing.T) {
 	for _, s := range arms["base-off"].Samples {
 		if l := s.Locks; l.LocksPerRequest > 50 {
 			t.Errorf("base, statistics off, pass %d: %.1f lock calls a request, want < 50", s.Pass, l.LocksPerRequest)
+		}
+		if sm := s.Locks.StatsMutex; sm == nil || sm.Locks != 0 {
+			t.Errorf("base, statistics off, pass %d: statistics mutex %+v, want named and not locked", s.Pass, sm)
 		}
 	}
 	for i := range 2 {

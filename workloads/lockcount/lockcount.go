@@ -22,6 +22,11 @@
 // [Diff] the two snapshots, which gives the total calls, the calls on the
 // most-used mutex and the number of distinct mutexes in the window.
 //
+// A mutex is known by its address alone. [NameHeld] names one by what
+// holds it: the heap block that a global pointer variable (PHP's
+// mysqlnd_global_stats) points to, read from the live process
+// ([ReadPointee]), whose words include the address of the mutex it owns.
+//
 // The directory must be writable by the user the server runs as (www-data
 // for Apache's children): [PrepareDir] makes it so.
 package lockcount

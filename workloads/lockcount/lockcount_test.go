@@ -37,6 +37,7 @@ type locker struct {
 	shared  uint64
 	private []uint64
 	try     uint64
+	stats   uint64
 }
 
 const (
@@ -98,6 +99,8 @@ func startLocker(t *testing.T, so, bin, dir string, cred *syscall.Credential) *l
 			l.private = append(l.private, addr(t, f[1]))
 		case "try":
 			l.try = addr(t, f[1])
+		case "stats":
+			l.stats = addr(t, f[1])
 		case "ready":
 			return l
 		}
@@ -306,6 +309,10 @@ func TestCountAsAnotherUser(t *testing.T) {
 	if st := fi.Sys().(*syscall.Stat_t); st.Uid != 65534 {
 		t.Errorf("table owned by uid %d, want nobody's", st.Uid)
 	}
+	// Root reads another user's memory, as it reads Apache's children's.
+	if n, err := NameHeld(d, after, "locker_stats"); err != nil || n.Lock != threads*sharedN {
+		t.Errorf("NameHeld as nobody: %+v, %v", n, err)
+	}
 }
 
 // TestNoDir checks that without LOCKCOUNT_DIR the library only forwards.
@@ -451,5 +458,65 @@ func TestDiff(t *testing.T) {
 				t.Errorf("Diff (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestNameHeld names the shared mutex the way the benchmark names
+// mysqlnd's: by the heap block a global pointer points to.
+func TestNameHeld(t *testing.T) {
+	so, bin := build(t)
+	dir := filepath.Join(t.TempDir(), "counts")
+	if err := PrepareDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	l := startLocker(t, so, bin, dir, nil)
+	before := settle(t, dir)
+	if f := l.send("run"); f[0] != "done" {
+		t.Fatalf("locker said %q", f)
+	}
+	after := settle(t, dir)
+	d, err := Diff(before, after)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	b, err := ReadPointee(l.pid, "locker_stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// calloc(1, 24) is a 32-byte chunk with 24 usable bytes: values,
+	// count and lock, and nothing of the values block next to it.
+	if b.Addr != l.stats || len(b.Words) != 3 || b.Words[1] != 4 || b.Words[2] != l.shared ||
+		!strings.HasSuffix(b.Object, "/locker") {
+		t.Errorf("ReadPointee = %+v; want block %#x of [values 4 %#x] in the locker", b, l.stats, l.shared)
+	}
+
+	n, err := NameHeld(d, after, "locker_stats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(n.Mutexes) != 1 || n.Mutexes[0].Addr != l.shared || n.Counts != (Counts{Lock: threads * sharedN}) || len(n.Blocks) != 1 {
+		t.Errorf("NameHeld = %+v; want the shared mutex's %d locks", n, threads*sharedN)
+	}
+	// The try mutex is counted too, but no block holds it.
+	if held := d.HeldBy(after.Tables[0].Name, Block{Words: []uint64{l.try}}); len(held) != 1 || held[0].Trylock != tries {
+		t.Errorf("HeldBy the try mutex: %+v", held)
+	}
+
+	for _, tc := range []struct {
+		symbol string
+		is     error
+		text   string
+	}{
+		{"no_such_symbol", ErrNoSymbol, ""},
+		{"locker_null", nil, "NULL"},
+	} {
+		_, err := ReadPointee(l.pid, tc.symbol)
+		if err == nil || (tc.is != nil && !errors.Is(err, tc.is)) || !strings.Contains(err.Error(), tc.text) {
+			t.Errorf("ReadPointee(%q): %v", tc.symbol, err)
+		}
+	}
+	if _, err := NameHeld(Delta{}, after, "locker_stats"); err == nil {
+		t.Error("NameHeld of an empty window: no error")
 	}
 }

@@ -3,8 +3,8 @@
  *
  *   locker THREADS SHARED PRIVATE TRIES
  *
- * Prints "pid N", "shared ADDR", "private ADDR" a thread, "try ADDR" and
- * "ready". Then, for each line on stdin:
+ * Prints "pid N", "shared ADDR", "private ADDR" a thread, "try ADDR",
+ * "stats ADDR" (the block locker_stats points to) and "ready". Then, for each line on stdin:
  *   run      each thread locks the shared mutex SHARED times and its own
  *            PRIVATE times; the main thread trylocks "try" TRIES times; "done"
  *   fork K   a child locks its own mutex K times and exits;
@@ -24,6 +24,18 @@ static pthread_mutex_t try = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t child = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t *priv;
 static volatile long counter;
+
+/*
+ * A global pointer to a heap block that holds the shared mutex's address,
+ * as PHP's mysqlnd_global_stats holds its LOCK_access: what ReadPointee
+ * reads. locker_null is never set.
+ */
+struct locker_stats {
+	unsigned long *values;
+	size_t count;
+	pthread_mutex_t *lock;
+};
+struct locker_stats *locker_stats, *locker_null;
 
 static void *work(void *arg)
 {
@@ -51,13 +63,17 @@ int main(int argc, char **argv)
 	private_n = atoi(argv[3]);
 	tries = atoi(argv[4]);
 	priv = calloc(threads, sizeof *priv);
+	locker_stats = calloc(1, sizeof *locker_stats);
+	locker_stats->count = 4;
+	locker_stats->values = calloc(locker_stats->count, sizeof *locker_stats->values);
+	locker_stats->lock = &shared;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("pid %d\nshared %p\n", (int)getpid(), (void *)&shared);
 	for (int t = 0; t < threads; t++) {
 		pthread_mutex_init(&priv[t], NULL);
 		printf("private %p\n", (void *)&priv[t]);
 	}
-	printf("try %p\nready\n", (void *)&try);
+	printf("try %p\nstats %p\nready\n", (void *)&try, (void *)locker_stats);
 
 	char line[64];
 	while (fgets(line, sizeof line, stdin)) {
