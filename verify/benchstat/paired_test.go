@@ -239,7 +239,7 @@ func TestSignTest(t *testing.T) {
 			t.Errorf("SignTest(%d, %d) = %v, want %v", tc.above, tc.below, got, tc.want)
 		}
 	}
-	for n := 0; n <= 40; n++ {
+	for n := 0; n <= 70; n++ { // both sides of the exact limit, 60
 		for a := 0; a <= n; a++ {
 			if got, want := SignTest(a, n-a), bruteBinomSignP(a, n-a); math.Abs(got-want) > 1e-12*max(1, want)+1e-15 {
 				t.Errorf("SignTest(%d, %d) = %v, binomial %v", a, n-a, got, want)

@@ -121,6 +121,15 @@ func binomCDFHalf(n, k int) float64 {
 	if k >= n {
 		return 1
 	}
+	if n <= 60 {
+		// Exactly: C(n, i)·(n−i) and the sum stay below 2⁶⁴.
+		var c, sum uint64 = 1, 0
+		for i := 0; i <= k; i++ {
+			sum += c
+			c = c * uint64(n-i) / uint64(i+1)
+		}
+		return math.Ldexp(float64(sum), -n)
+	}
 	lgn, _ := math.Lgamma(float64(n + 1))
 	var p float64
 	for i := 0; i <= k; i++ {

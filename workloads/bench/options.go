@@ -114,7 +114,7 @@ type Options struct {
 	Quick bool
 
 	// Thresholds decide the verdicts; zero means alpha 0.05, a minimum
-	// effect of 1%, 95% intervals.
+	// effect of 1%, 95% intervals and a floor of 0.5% for exact measures.
 	Thresholds benchstat.Thresholds
 
 	// Tools; default found on PATH.
