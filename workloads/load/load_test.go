@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -329,5 +330,20 @@ func TestFixed(t *testing.T) {
 	cancel()
 	if _, err := Fixed(ctx, srv.URL+"/", 5, FixedOptions{}); !errors.Is(err, context.Canceled) {
 		t.Errorf("Fixed with a cancelled context: %v", err)
+	}
+}
+
+// A garbled latency percentile is an error, not a silently wrong row.
+func TestParseBadPercentile(t *testing.T) {
+	out, err := os.ReadFile(filepath.Join("testdata", "ok-latency.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := regexp.MustCompile(`(?m)^(\s+50%\s+)\S+`).ReplaceAllString(string(out), "${1}12.3parsecs")
+	if bad == string(out) {
+		t.Fatal("the sample has no 50% percentile line")
+	}
+	if _, err := Parse([]byte(bad)); err == nil || !strings.Contains(err.Error(), "parsecs") {
+		t.Errorf("Parse of a bad percentile = %v, want an error naming the line", err)
 	}
 }

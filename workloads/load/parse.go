@@ -109,6 +109,9 @@ func Parse(out []byte) (*Result, error) {
 			if q.P, err = strconv.ParseFloat(strings.TrimSuffix(f[0], "%"), 64); err == nil {
 				q.Value, err = parseTime(f[1])
 			}
+			if err != nil {
+				return nil, fmt.Errorf("parse wrk output: %q: %w", line, err)
+			}
 			r.Latency.Percentiles = append(r.Latency.Percentiles, q)
 			continue
 		case len(f) == 6 && f[1] == "requests" && f[2] == "in" && f[5] == "read":
