@@ -115,6 +115,13 @@ func Parse(data []byte, sym Symbolizer) ([]Report, error) {
 	index := map[string]int{}
 	for _, r := range raw {
 		r.File = attribute(r.Accesses)
+		// The runtime's SUMMARY names an unnamed frame by its address: say
+		// it as the runtime would have, from the frame as named now.
+		if len(r.Accesses) > 0 && len(r.Accesses[0].Stack) > 0 {
+			if f := r.Accesses[0].Stack[0]; f.Func != "" && f.File != "" && strings.Contains(r.Summary, "+0x") {
+				r.Summary = fmt.Sprintf("%s %s:%d in %s", r.Kind, f.File, f.Line, f.Func)
+			}
+		}
 		sig := r.Signature()
 		if i, ok := index[sig]; ok {
 			reports[i].Count++

@@ -56,7 +56,7 @@ func capturedSymbolizer(t *testing.T, path string) Symbolizer {
 func summary(reports []Report) []byte {
 	var b bytes.Buffer
 	for _, r := range reports {
-		fmt.Fprintf(&b, "%s ×%d in %s\n", r.Kind, r.Count, r.File)
+		fmt.Fprintf(&b, "%s ×%d in %s: %s\n", r.Kind, r.Count, r.File, r.Summary)
 		for _, a := range r.Accesses {
 			fmt.Fprintf(&b, "  %s\n", opOf(a.What))
 			for i, f := range a.Stack {
@@ -92,6 +92,9 @@ func TestParseRacyMysqlnd(t *testing.T) {
 		}
 		if !strings.HasPrefix(r.File, "ext/mysqlnd/") {
 			t.Errorf("report attributed to %q, want ext/mysqlnd/", r.File)
+		}
+		if want := "data race " + r.File; !strings.HasPrefix(r.Summary, want) || strings.Contains(r.Summary, "+0x") {
+			t.Errorf("summary %q, want it to start %q, with no address", r.Summary, want)
 		}
 	}
 	if total != 42 {
