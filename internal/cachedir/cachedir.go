@@ -4,10 +4,14 @@
 package cachedir
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 // Default is the cache directory when --cache is not given:
@@ -24,10 +28,23 @@ func Default(getenv func(string) string) (string, error) {
 	return filepath.Join(d, "patchproof"), nil
 }
 
-// Lock takes an exclusive flock on path (created if needed), waiting for it.
-// The kernel drops it when the process dies, so a killed run never leaves a
-// stale lock. The returned func releases it.
+// Lock takes an exclusive flock on path, waiting for it without a deadline
+// and silently. Use LockContext where a wait must be seen or cancelled.
 func Lock(path string) (func(), error) {
+	return LockContext(context.Background(), path, io.Discard)
+}
+
+// pollInterval is how often LockContext retries a held lock: flock has no
+// timeout, so a wait that honours the context polls with LOCK_NB.
+const pollInterval = 50 * time.Millisecond
+
+// LockContext takes an exclusive flock on path (created if needed). While
+// another process holds it, it tells log once who that is (from the pid and
+// start time the holder wrote into the file) and waits until the lock is
+// free or ctx is done, returning ctx.Err() then. The kernel drops a flock
+// when its process dies, so a killed run never leaves a stale lock. The
+// returned func releases it.
+func LockContext(ctx context.Context, path string, log io.Writer) (func(), error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -35,12 +52,67 @@ func Lock(path string) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+	told := false
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, err)
+		}
+		if !told {
+			told = true
+			fmt.Fprintf(log, "waiting for %s held by %s\n", path, holder(path))
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("lock %s: %w", path, ctx.Err())
+		case <-time.After(pollInterval):
+		}
+	}
+	// Who holds the lock is only a message for waiters: failing to write it
+	// does not make the lock any less held.
+	if err := f.Truncate(0); err == nil {
+		fmt.Fprintf(f, "%d %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339))
 	}
 	return func() {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
+}
+
+// Holder is who last took a lock, as it wrote itself into the lock file.
+type Holder struct {
+	PID   int
+	Since time.Time
+}
+
+// ReadHolder reads the holder a lock file records. ok is false when the
+// file records none (never taken, or written by an older patchproof).
+func ReadHolder(path string) (h Holder, ok bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Holder{}, false
+	}
+	var since string
+	if _, err := fmt.Sscanf(string(b), "%d %s", &h.PID, &since); err != nil {
+		return Holder{}, false
+	}
+	t, err := time.Parse(time.RFC3339, since)
+	if err != nil {
+		return Holder{}, false
+	}
+	h.Since = t
+	return h, true
+}
+
+func holder(path string) string {
+	h, ok := ReadHolder(path)
+	if !ok {
+		return "an unknown process"
+	}
+	return fmt.Sprintf("pid %d since %s", h.PID, h.Since.Format(time.RFC3339))
 }

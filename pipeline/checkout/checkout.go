@@ -4,9 +4,11 @@
 // cache directory, fetching only the refs a run needs (a branch, a tag,
 // refs/pull/N/head). A local repository path is used in place: it is its own
 // mirror. A commit is exported as a plain tree (no .git) into the run
-// directory. New mirrors land by rename, and every use of a mirror holds an
-// exclusive lock on it, so concurrent runs and killed runs leave the cache
-// consistent.
+// directory. New mirrors land by rename, and creating or fetching into a
+// mirror holds an exclusive lock on it, so concurrent runs and killed runs
+// leave the cache consistent. Reading needs no lock: a fetch adds objects
+// as whole packfiles by rename and only moves refs forward, so a run that
+// reads while another fetches sees the objects it resolved.
 package checkout
 
 import (
@@ -37,14 +39,13 @@ var ErrNotFound = errors.New("not found")
 var ErrNotPHPSrc = errors.New("not a php-src tree (no main/php_version.h or ext/mysqlnd)")
 
 // Repo is a repository opened for one run: a mirror of a remote, or a local
-// repository. Close releases its lock.
+// repository. It holds no lock while open.
 type Repo struct {
 	Remote string // as given: URL or path
 	Path   string // the repository on disk
 	Mirror bool   // Path is a mirror in the cache
 
-	repo   *git.Repository
-	unlock func()
+	repo *git.Repository
 }
 
 // Open opens remote for reading, fetching refs into its mirror first when
@@ -82,14 +83,10 @@ func openLocal(path string) (*Repo, error) {
 	return &Repo{Remote: path, Path: abs, repo: r}, nil
 }
 
-// Close releases the repository's lock.
-func (r *Repo) Close() error {
-	if r.unlock != nil {
-		r.unlock()
-		r.unlock = nil
-	}
-	return nil
-}
+// Close ends the run's use of the repository. Locks are held only while a
+// mirror is fetched, inside Open, so there is nothing left to release; Close
+// stays so that callers need not know that.
+func (r *Repo) Close() error { return nil }
 
 // Git returns the underlying go-git repository.
 func (r *Repo) Git() *git.Repository { return r.repo }
@@ -193,10 +190,11 @@ func openMirror(ctx context.Context, remote, cacheDir string, refs []string, log
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("cache dir %s: %w", cacheDir, err)
 	}
-	unlock, err := cachedir.Lock(path + ".lock")
+	unlock, err := cachedir.LockContext(ctx, path+".lock", log)
 	if err != nil {
 		return nil, fmt.Errorf("lock mirror %s: %w", path, err)
 	}
+	defer unlock()
 	r, err := git.PlainOpen(path)
 	if err != nil {
 		// Missing, or left half-made by a killed run before its rename:
@@ -204,14 +202,12 @@ func openMirror(ctx context.Context, remote, cacheDir string, refs []string, log
 		fmt.Fprintf(log, "creating mirror of %s in %s\n", remote, path)
 		r, err = createMirror(ctx, path, remote, refs, log)
 		if err != nil {
-			unlock()
 			return nil, err
 		}
 	} else if err := fetch(ctx, r, remote, refs, log); err != nil {
-		unlock()
 		return nil, err
 	}
-	return &Repo{Remote: remote, Path: path, Mirror: true, repo: r, unlock: unlock}, nil
+	return &Repo{Remote: remote, Path: path, Mirror: true, repo: r}, nil
 }
 
 func createMirror(ctx context.Context, path, remote string, refs []string, log io.Writer) (*git.Repository, error) {

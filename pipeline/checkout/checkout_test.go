@@ -269,3 +269,36 @@ func TestExport(t *testing.T) {
 		t.Errorf("a cancelled export left %s", dir2)
 	}
 }
+
+// TestOpenDoesNotHoldMirrorLock: a run that has its mirror open holds no
+// lock, so a second run on the same cache opens it at once instead of
+// waiting for the first to finish.
+func TestOpenDoesNotHoldMirrorLock(t *testing.T) {
+	tr := newTestRepo(t)
+	cache := t.TempDir()
+	url := "file://" + tr.dir
+	first, err := Open(context.Background(), url, cache, []string{"PHP-8.2"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var log strings.Builder
+	second, err := Open(ctx, url, cache, []string{"pull/7/head"}, &log)
+	if err != nil {
+		t.Fatalf("second Open while the first is open: %v (log %q)", err, log.String())
+	}
+	defer second.Close()
+	if strings.Contains(log.String(), "waiting for") {
+		t.Errorf("second Open waited for a lock: %q", log.String())
+	}
+	// The first run still reads what the second fetched beside it.
+	if _, err := first.Resolve(tr.c2.String()); err != nil {
+		t.Errorf("first run after the second fetched: %v", err)
+	}
+	if got, err := second.Resolve("pull/7/head"); err != nil || got != tr.f1 {
+		t.Errorf("second Resolve(pull/7/head) = %s, %v; want %s", got, err, tr.f1)
+	}
+}
