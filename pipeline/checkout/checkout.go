@@ -195,6 +195,11 @@ func openMirror(ctx context.Context, remote, cacheDir string, refs []string, log
 		return nil, fmt.Errorf("lock mirror %s: %w", path, err)
 	}
 	defer unlock()
+	// Only a holder of this lock creates or fetches into the mirror, so
+	// whatever temporary files we find now belong to a run that died.
+	if err := removeLeftovers(path); err != nil {
+		return nil, err
+	}
 	r, err := git.PlainOpen(path)
 	if err != nil {
 		// Missing, or left half-made by a killed run before its rename:
@@ -208,6 +213,30 @@ func openMirror(ctx context.Context, remote, cacheDir string, refs []string, log
 		return nil, err
 	}
 	return &Repo{Remote: remote, Path: path, Mirror: true, repo: r}, nil
+}
+
+// removeLeftovers deletes what a killed creator or fetcher of the mirror at
+// path left: half-made mirrors (path.tmp-*, from createMirror) and go-git's
+// unfinished files (objects/pack/tmp_pack_* and tmp_obj_*, ._packed-refs*).
+// The caller holds the mirror's lock.
+func removeLeftovers(path string) error {
+	for _, pattern := range []string{
+		path + ".tmp-*",
+		filepath.Join(path, "objects", "pack", "tmp_pack_*"),
+		filepath.Join(path, "objects", "pack", "tmp_obj_*"),
+		filepath.Join(path, "._packed-refs*"),
+	} {
+		matches, err := filepath.Glob(pattern)
+		if err != nil {
+			return fmt.Errorf("find leftovers of %s: %w", path, err)
+		}
+		for _, m := range matches {
+			if err := os.RemoveAll(m); err != nil {
+				return fmt.Errorf("remove leftover %s: %w", m, err)
+			}
+		}
+	}
+	return nil
 }
 
 func createMirror(ctx context.Context, path, remote string, refs []string, log io.Writer) (*git.Repository, error) {

@@ -302,3 +302,46 @@ func TestOpenDoesNotHoldMirrorLock(t *testing.T) {
 		t.Errorf("second Resolve(pull/7/head) = %s, %v; want %s", got, err, tr.f1)
 	}
 }
+
+// TestOpenRemovesMirrorLeftovers: what a killed creator or fetcher left in
+// the cache (a half-made mirror beside it, go-git's unfinished pack and
+// packed-refs files in it) is gone after the next Open, which takes the lock
+// that any live creator or fetcher would hold.
+func TestOpenRemovesMirrorLeftovers(t *testing.T) {
+	tr := newTestRepo(t)
+	cache := t.TempDir()
+	url := "file://" + tr.dir
+	path := MirrorPath(cache, url)
+	r, err := Open(context.Background(), url, cache, []string{"PHP-8.2"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	leftovers := []string{
+		path + ".tmp-123456/objects/pack/pack-x.pack",
+		filepath.Join(path, "objects/pack/tmp_pack_abc"),
+		filepath.Join(path, "objects/pack/tmp_obj_def"),
+		filepath.Join(path, "._packed-refs123"),
+	}
+	for _, f := range leftovers {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err = Open(context.Background(), url, cache, []string{"PHP-8.2"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	for _, f := range append(leftovers, path+".tmp-123456") {
+		if _, err := os.Stat(f); !os.IsNotExist(err) {
+			t.Errorf("leftover %s survived the next Open: %v", f, err)
+		}
+	}
+	if _, err := r.Resolve("PHP-8.2"); err != nil {
+		t.Errorf("mirror broken by the clean-up: %v", err)
+	}
+}
