@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
@@ -42,7 +44,10 @@ func (r *Repo) Export(ctx context.Context, commit plumbing.Hash, dir string) (in
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return 0, fmt.Errorf("export %s: %w", short(commit), err)
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".tmp-")
+	if err := removeDeadExports(dir); err != nil {
+		return 0, fmt.Errorf("export %s: %w", short(commit), err)
+	}
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), exportTempPrefix(dir, os.Getpid()))
 	if err != nil {
 		return 0, fmt.Errorf("export %s: %w", short(commit), err)
 	}
@@ -61,6 +66,45 @@ func (r *Repo) Export(ctx context.Context, commit plumbing.Hash, dir string) (in
 		return 0, fmt.Errorf("export %s: %w", short(commit), err)
 	}
 	return e.files, nil
+}
+
+// exportTempPrefix names the temporary dirs an export to dir by process pid
+// is written in. The pid is in the name because an export holds no lock: it
+// is what tells the next run whether the writer is still alive.
+func exportTempPrefix(dir string, pid int) string {
+	return fmt.Sprintf("%s.tmp-%d-", filepath.Base(dir), pid)
+}
+
+// removeDeadExports removes the temporary dirs of exports to dir whose
+// process is gone: a killed run's, which would otherwise stay forever. One
+// whose process lives (or whose pid is not in its name) is left alone.
+func removeDeadExports(dir string) error {
+	matches, err := filepath.Glob(filepath.Join(filepath.Dir(dir), filepath.Base(dir)+".tmp-*"))
+	if err != nil {
+		return err
+	}
+	prefix := filepath.Base(dir) + ".tmp-"
+	for _, m := range matches {
+		pidText, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(m), prefix), "-")
+		if !ok {
+			continue
+		}
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || processAlive(pid) {
+			continue
+		}
+		if err := os.RemoveAll(m); err != nil {
+			return fmt.Errorf("remove a killed export's %s: %w", m, err)
+		}
+	}
+	return nil
+}
+
+// processAlive tells whether pid names a process. EPERM means it exists but
+// is another user's: alive, as far as its files go.
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // exporter writes one tree under root.

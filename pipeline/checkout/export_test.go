@@ -3,8 +3,10 @@ package checkout
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -16,6 +18,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/patchproof/patchproof/internal/childenv"
 )
 
 // rawRepo is an in-memory repository that trees are written into entry by
@@ -253,5 +257,50 @@ func TestExportWritesSymlinksAsSymlinks(t *testing.T) {
 	want := []string{"README", "ext", "ext/a.c", "ext/up", "inside", "outside", "sub"}
 	if d := cmp.Diff(want, listTree(t, dest)); d != "" {
 		t.Errorf("exported tree (-want +got):\n%s", d)
+	}
+}
+
+// TestExportRemovesKilledExportsLeftovers: a killed run's half-written
+// export beside the target (its pid in the name, that process gone) is
+// removed by the next export to the same place; a live process's, and one
+// whose writer is unknown, are left alone.
+func TestExportRemovesKilledExportsLeftovers(t *testing.T) {
+	tr := newTestRepo(t)
+	r, err := Open(context.Background(), tr.dir, t.TempDir(), nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	// A pid that was a process and is no longer one.
+	cmd := exec.Command("true")
+	cmd.Env = childenv.Environ()
+	if err := cmd.Run(); err != nil {
+		t.Skipf("no true(1) to get a dead pid: %v", err)
+	}
+	dead := cmd.Process.Pid
+	dir := filepath.Join(t.TempDir(), "src", "head")
+	parent := filepath.Dir(dir)
+	mk := func(name string) string {
+		p := filepath.Join(parent, name)
+		if err := os.MkdirAll(filepath.Join(p, "ext"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	killed := mk(exportTempPrefix(dir, dead) + "111")
+	live := mk(exportTempPrefix(dir, os.Getpid()) + "222")
+	unknown := mk("head.tmp-333")
+	other := mk(exportTempPrefix(filepath.Join(parent, "base"), dead) + "444")
+
+	if _, err := r.Export(context.Background(), tr.f1, dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(killed); !os.IsNotExist(err) {
+		t.Errorf("a killed export's %s survived: %v", killed, err)
+	}
+	for _, keep := range []string{live, unknown, other} {
+		if _, err := os.Stat(keep); err != nil {
+			t.Errorf("%s was removed though its writer may live or it is another export's: %v", keep, err)
+		}
 	}
 }
