@@ -147,7 +147,7 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	}
 	root := filepath.Join(b.CacheDir, "builds")
 	dir := filepath.Join(root, key)
-	unlock, err := cachedir.Lock(dir + ".lock")
+	unlock, err := cachedir.LockContext(ctx, dir+".lock", s.Log)
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", s.Label, err)
 	}

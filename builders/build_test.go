@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/patchproof/patchproof/internal/cachedir"
 )
 
 // fakeTree writes a source tree shaped like a release tarball whose
@@ -209,5 +212,40 @@ func TestConfigureArgs(t *testing.T) {
 	line := ConfigureLine(NTS, nts)
 	if !strings.HasPrefix(line, "CFLAGS='-fstack-protector-strong -fpic -fpie -O2 -D_LARGEFILE_SOURCE -D_FILE_OFFSET_BITS=64' CPPFLAGS='") {
 		t.Errorf("configure line = %q", line)
+	}
+}
+
+// TestBuildLockWaitHonoursContext: a build whose cache entry another run is
+// building says whom it waits for and gives up when its context ends,
+// instead of waiting silently through SIGINT.
+func TestBuildLockWaitHonoursContext(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	t.Setenv("COUNT", filepath.Join(t.TempDir(), "count"))
+	cache := cacheDir(t)
+	b := &Builder{Exec: &Host{}, CacheDir: cache}
+	var log bytes.Buffer
+	spec := Spec{Label: "base/nts", Source: fakeTree(t, "int main(void) { return 0; }\n"), TreeHash: "tree1", Variant: NTS, Profile: ProfileMySQL, Jobs: 1, Log: &log}
+	key, _, err := b.Key(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := cachedir.Lock(filepath.Join(cache, "builds", key) + ".lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	if _, err := b.Build(ctx, spec); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Build while its entry is locked = %v, want context.DeadlineExceeded", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Build returned %v after its context ended", d)
+	}
+	if want := fmt.Sprintf("held by pid %d since ", os.Getpid()); !strings.Contains(log.String(), want) {
+		t.Errorf("build log %q does not say %q", log.String(), want)
 	}
 }

@@ -164,7 +164,7 @@ func EnsureBuildImage(ctx context.Context, c *client.Client, opt ImageOptions) (
 	}
 	sum := sha256.Sum256([]byte(opt.Suite + "\n" + strings.Join(BuildPackages, " ")))
 	tag := "patchproof-build:" + opt.Suite + "-" + hex.EncodeToString(sum[:])[:12]
-	unlock, err := cachedir.Lock(filepath.Join(opt.CacheDir, "docker", "image.lock"))
+	unlock, err := cachedir.LockContext(ctx, filepath.Join(opt.CacheDir, "docker", "image.lock"), opt.Log)
 	if err != nil {
 		return "", err
 	}
