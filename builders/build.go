@@ -170,6 +170,14 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 		}
 	}
 
+	// Build dirs of this key are made only under its lock, so any we find
+	// are a killed run's: a whole php-src build each, never otherwise removed.
+	leftovers, _ := filepath.Glob(filepath.Join(root, key+".tmp-*"))
+	for _, l := range leftovers {
+		if err := os.RemoveAll(l); err != nil {
+			return nil, fmt.Errorf("build %s: remove a killed build's %s: %w", s.Label, l, err)
+		}
+	}
 	start := time.Now()
 	tmp, err := os.MkdirTemp(root, key+".tmp-")
 	if err != nil {

@@ -249,3 +249,39 @@ func TestBuildLockWaitHonoursContext(t *testing.T) {
 		t.Errorf("build log %q does not say %q", log.String(), want)
 	}
 }
+
+// TestBuildRemovesKilledBuildsDir: a killed build's temporary dir for the
+// same key (made under the key's lock, so nobody else's) is removed by the
+// next build of that key; another key's is left alone.
+func TestBuildRemovesKilledBuildsDir(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc not installed")
+	}
+	t.Setenv("COUNT", filepath.Join(t.TempDir(), "count"))
+	cache := cacheDir(t)
+	b := &Builder{Exec: &Host{}, CacheDir: cache}
+	spec := Spec{Label: "base/nts", Source: fakeTree(t, "int main(void) { return 0; }\n"), TreeHash: "tree1", Variant: NTS, Profile: ProfileMySQL, Jobs: 1}
+	key, _, err := b.Key(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := filepath.Join(cache, "builds", key+".tmp-123", "main.o")
+	other := filepath.Join(cache, "builds", "otherkey.tmp-456", "main.o")
+	for _, f := range []string{killed, other} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.Build(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Dir(killed)); !os.IsNotExist(err) {
+		t.Errorf("a killed build's %s survived: %v", filepath.Dir(killed), err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another key's build dir was removed: %v", err)
+	}
+}
