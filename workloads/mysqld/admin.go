@@ -19,7 +19,7 @@ func (s *Server) CreateDatabase(ctx context.Context, name string) error {
 		return fmt.Errorf("create database %q: want letters, digits and _", name)
 	}
 	sql := fmt.Sprintf("CREATE DATABASE IF NOT EXISTS `%s` CHARACTER SET utf8mb4 COLLATE utf8mb4_general_ci;", name)
-	for _, host := range []string{"localhost", "127.0.0.1"} {
+	for _, host := range s.accounts {
 		sql += fmt.Sprintf(" GRANT ALL PRIVILEGES ON `%s`.* TO '%s'@'%s';", name, s.User, host)
 	}
 	if _, err := s.query(ctx, "", sql); err != nil {
@@ -29,8 +29,12 @@ func (s *Server) CreateDatabase(ctx context.Context, name string) error {
 }
 
 // query runs SQL with the mariadb client over the socket and returns its
-// batch output (tab-separated, no column names).
+// batch output (tab-separated, no column names). The client runs where the
+// server does: on this host, or in the server's container.
 func (s *Server) query(ctx context.Context, db, sql string) (string, error) {
+	if s.ctr != nil {
+		return s.ctr.query(ctx, s.clientConf, db, sql)
+	}
 	args := []string{"--defaults-file=" + s.clientConf, "--batch", "--skip-column-names", "-e", sql}
 	if db != "" {
 		args = append(args, db)

@@ -25,7 +25,15 @@
 // server per run (one Start per run dir, ~0.4 s once installed, ~240 MB
 // resident) removes that coupling entirely.
 //
-// Only a host MariaDB is implemented. Options.Engine is the seam for a Docker
-// engine (a mysql:8.4 container, or MariaDB in a local Debian image): Start
-// answers ErrEngineUnsupported for it today.
+// Options.Engine says where the server runs. EngineHost runs this host's
+// mariadbd. EngineDocker runs Debian's mariadbd in a container of a local
+// image (EnsureImage: mariadb-server installed into the Debian base image
+// the build image starts from, so no registry is needed), with the same
+// settings, on a Docker network given by the caller: clients in containers
+// on that network reach it by its alias (Conn.Host) on port 3306, or on its
+// socket, whose directory (apart from the datadir) they may bind. Its
+// datadir, logs and socket are still in Options.Dir, bind-mounted; the
+// container is removed by Stop, when Start's context ends, and when Start
+// fails, whose error then carries the container's output and the error
+// log's tail.
 package mysqld

@@ -180,10 +180,3 @@ func TestLongDirUsesShortSocket(t *testing.T) {
 		t.Errorf("socket dir %s left behind after Stop", sockDir)
 	}
 }
-
-func TestDockerEngineIsASeam(t *testing.T) {
-	_, err := Start(context.Background(), Options{Dir: t.TempDir(), Engine: EngineDocker})
-	if !errors.Is(err, ErrEngineUnsupported) {
-		t.Errorf("Start(EngineDocker) = %v, want ErrEngineUnsupported", err)
-	}
-}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"time"
+
+	"github.com/docker/docker/client"
 )
 
 // Engine says what runs the server.
@@ -12,7 +14,8 @@ type Engine string
 const (
 	// EngineHost runs Debian's mariadbd on this machine (the default).
 	EngineHost Engine = "host"
-	// EngineDocker would run a mysql:8.4 container; not implemented yet.
+	// EngineDocker runs Debian's mariadbd in a container of a local image
+	// (EnsureImage), on a Docker network: Options.Docker says which.
 	EngineDocker Engine = "docker"
 )
 
@@ -28,6 +31,8 @@ type Options struct {
 	Dir string
 
 	Engine Engine // default EngineHost
+	// Docker is where a server of EngineDocker runs; required for it.
+	Docker *DockerOptions
 
 	User     string // default "patchproof"
 	Password string // default: random
@@ -51,6 +56,24 @@ type Options struct {
 	Log io.Writer
 }
 
+// DockerOptions say where and how a server of EngineDocker runs.
+type DockerOptions struct {
+	Client *client.Client
+	Image  string // an image with mariadb-server (EnsureImage)
+	// Network is the Docker network the server joins, that of its clients
+	// (an internal one: no route out). Required.
+	Network string
+	// Alias is the server's name on Network: its Conn's Host. Default
+	// "mariadb".
+	Alias string
+	// User is the uid:gid the server runs as; it owns the datadir in the
+	// run dir. Default: this process's.
+	User   string
+	Labels map[string]string // added to the container's patchproof=db
+	Memory int64             // bytes; default 2 GiB
+	Pids   int64             // default 4096: a thread a connection
+}
+
 // Defaults in one place.
 const (
 	defaultUser           = "patchproof"
@@ -58,6 +81,11 @@ const (
 	defaultStartTimeout   = 60 * time.Second
 	defaultStopTimeout    = 30 * time.Second
 	defaultClient         = "mariadb"
+
+	defaultAlias        = "mariadb"
+	defaultDockerMemory = 2 << 30
+	defaultDockerPids   = 4096
+	containerPort       = 3306
 )
 
 func (o Options) withDefaults() (Options, error) {

@@ -26,11 +26,14 @@ import (
 )
 
 // Server is a running MariaDB. Connect over TCP to Host:Port or over the unix
-// socket Socket, as User with Password: its Conn.
+// socket Socket, as User with Password: its Conn. For a server in a
+// container, Host:Port is its name and port on its Docker network, and
+// Socket a path on this host that containers reach by binding its
+// directory.
 type Server struct {
 	Conn
 	// PID is mariadbd's process id (also its process group), for pinning
-	// it to CPUs.
+	// it to CPUs; 0 for a server in a container.
 	PID int
 
 	// Version is what VERSION() answers: the short version given to the
@@ -41,9 +44,11 @@ type Server struct {
 	ErrorLog string // mariadbd's error log, inside Dir
 
 	opt        Options
-	clientConf string // option file for the mariadb client, mode 0600
-	sockDir    string // a short directory made under /tmp for Socket, or ""
+	clientConf string   // option file for the mariadb client, mode 0600
+	sockDir    string   // a short directory made under /tmp for Socket, or ""
+	accounts   []string // the hosts the user is created for
 	proc       *service.Process
+	ctr        *dbContainer // the server's container, for EngineDocker
 
 	stopOnce sync.Once
 	stopErr  error
@@ -68,9 +73,6 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start mariadb: %w", err)
 	}
-	if opt.Engine != EngineHost {
-		return nil, fmt.Errorf("start mariadb: engine %q: %w", opt.Engine, ErrEngineUnsupported)
-	}
 	if opt.Dir == "" {
 		return nil, errors.New("start mariadb: no run dir given")
 	}
@@ -79,6 +81,13 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	}
 	if !safePassword.MatchString(opt.Password) {
 		return nil, errors.New("start mariadb: password: want letters, digits and _.+-")
+	}
+	switch opt.Engine {
+	case EngineHost:
+	case EngineDocker:
+		return startContainer(ctx, opt)
+	default:
+		return nil, fmt.Errorf("start mariadb: engine %q: %w", opt.Engine, ErrEngineUnsupported)
 	}
 	dir, err := filepath.Abs(opt.Dir)
 	if err != nil {
@@ -109,18 +118,19 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 
 	s := &Server{
 		Conn:     Conn{Host: "127.0.0.1", User: opt.User, Password: opt.Password},
+		accounts: []string{"localhost", "127.0.0.1"},
 		Version:  version,
 		Dir:      dir,
 		ErrorLog: filepath.Join(dir, "mariadbd.err"),
 		opt:      opt,
 	}
-	if err := s.pickSocket(); err != nil {
+	if err := s.pickSocket(s.Dir); err != nil {
 		return nil, fmt.Errorf("start mariadb: %w", err)
 	}
 	initFile := filepath.Join(dir, "init.sql")
 	s.clientConf = filepath.Join(dir, "client.cnf")
 	err = errors.Join(
-		os.WriteFile(initFile, []byte(initSQL(opt.User, opt.Password)), 0o600),
+		os.WriteFile(initFile, []byte(initSQL(opt.User, opt.Password, s.accounts)), 0o600),
 		os.WriteFile(s.clientConf, []byte(s.clientConfig()), 0o600),
 	)
 	if err != nil {
@@ -160,23 +170,32 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	}
 }
 
-// serverArgs is mariadbd's command line. --no-defaults keeps /etc/mysql out:
-// everything the server needs is here.
+// serverArgs is mariadbd's command line on this host. --no-defaults keeps
+// /etc/mysql out: everything the server needs is here.
 func (s *Server) serverArgs(mariadbd, osUser, initFile string) []string {
 	args := []string{
 		mariadbd,
 		"--no-defaults",
+		// mariadbd refuses to run as root unless told to.
+		"--user=" + osUser,
+		"--version=" + s.Version,
+		"--bind-address=127.0.0.1",
+	}
+	return append(args, s.settings(initFile)...)
+}
+
+// settings are mariadbd's options wherever it runs: its files in the run
+// dir, and what makes it behave as PHP's tests expect (see the package
+// doc). Options.ExtraArgs come last, so they override.
+func (s *Server) settings(initFile string) []string {
+	args := []string{
 		"--datadir=" + filepath.Join(s.Dir, "data"),
 		"--tmpdir=" + filepath.Join(s.Dir, "tmp"),
 		"--socket=" + s.Socket,
 		"--port=" + strconv.Itoa(s.Port),
-		"--bind-address=127.0.0.1",
 		"--pid-file=" + filepath.Join(s.Dir, "mariadbd.pid"),
 		"--log-error=" + s.ErrorLog,
 		"--init-file=" + initFile,
-		// mariadbd refuses to run as root unless told to.
-		"--user=" + osUser,
-		"--version=" + s.Version,
 		"--skip-name-resolve",
 		"--character-set-server=utf8mb4",
 		"--collation-server=utf8mb4_general_ci",
@@ -248,6 +267,9 @@ func (s *Server) Stop() error {
 		return nil
 	}
 	s.stopOnce.Do(func() {
+		if s.ctr != nil {
+			s.stopErr = s.stopContainer()
+		}
 		if s.proc != nil {
 			if s.proc.HasExited() && !s.proc.StopRequested() {
 				s.stopErr = fmt.Errorf("stop mariadbd: it had exited by itself (%v); %s:\n%s", s.proc.WaitErr(), s.ErrorLog, s.logTail())
@@ -297,10 +319,10 @@ func stop(p *service.Process, timeout time.Duration) error {
 	return err
 }
 
-// pickSocket puts the socket in the run dir, or in a short directory under
-// /tmp when the run dir's path would not fit in sun_path.
-func (s *Server) pickSocket() error {
-	s.Socket = filepath.Join(s.Dir, "mysqld.sock")
+// pickSocket puts the socket in dir, or in a short directory under /tmp
+// when dir's path would not fit in sun_path.
+func (s *Server) pickSocket(dir string) error {
+	s.Socket = filepath.Join(dir, "mysqld.sock")
 	if len(s.Socket) <= maxSunPath {
 		return nil
 	}
@@ -342,9 +364,9 @@ func (s *Server) logTail() string {
 // initSQL runs at every server start with full privileges: it creates the
 // test user (again) with the current password. The tests create users,
 // grant, create databases and set globals, hence the global grant.
-func initSQL(user, password string) string {
+func initSQL(user, password string, hosts []string) string {
 	var b strings.Builder
-	for _, host := range []string{"localhost", "127.0.0.1"} {
+	for _, host := range hosts {
 		acct := fmt.Sprintf("'%s'@'%s'", user, host)
 		fmt.Fprintf(&b, "CREATE USER IF NOT EXISTS %s IDENTIFIED BY '%s';\n", acct, password)
 		fmt.Fprintf(&b, "ALTER USER %s IDENTIFIED BY '%s';\n", acct, password)
@@ -415,7 +437,12 @@ func lookTool(given, name string) (string, error) {
 // handshake reads the server's initial handshake packet: protocol version
 // 10 means the server accepts connections.
 func handshake(host string, port int) error {
-	c, err := net.DialTimeout("tcp", net.JoinHostPort(host, strconv.Itoa(port)), time.Second)
+	return handshakeOn("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+}
+
+// handshakeOn is handshake on a network ("tcp", "unix") and address.
+func handshakeOn(network, addr string) error {
+	c, err := net.DialTimeout(network, addr, time.Second)
 	if err != nil {
 		return err
 	}

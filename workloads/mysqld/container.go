@@ -1,0 +1,329 @@
+package mysqld
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/patchproof/patchproof/internal/docker"
+)
+
+// ImagePackages are what the server's image adds to the Debian base image.
+var ImagePackages = []string{"mariadb-server", "mariadb-client"}
+
+// EnsureImage returns the image a server of EngineDocker runs in, making it
+// when missing: Debian's MariaDB installed into the same Debian base image
+// the build image starts from, so that no registry is needed.
+func EnsureImage(ctx context.Context, c *client.Client, opt docker.ImageOptions) (string, error) {
+	return docker.EnsureImage(ctx, c, "patchproof-mariadb", ImagePackages, opt)
+}
+
+// containerScript is the server container's command: it installs the
+// datadir when it holds no system tables (and leaves none behind when that
+// fails), then becomes mariadbd with the short version (see the package
+// doc) and the options it is given. $1 is the datadir, $2 the --user to
+// give (root's must be named; another uid runs as itself).
+const containerScript = `set -e
+data=$1 user=$2
+shift 2
+if [ ! -e "$data/mysql/global_priv.frm" ] && [ ! -e "$data/mysql/user.frm" ]; then
+	rm -rf "$data"
+	echo "patchproof: installing the datadir" >&2
+	if ! mariadb-install-db --no-defaults --datadir="$data" ${user:+--user="$user"} --skip-test-db --auth-root-authentication-method=socket; then
+		rm -rf "$data"
+		echo "patchproof: mariadb-install-db failed" >&2
+		exit 1
+	fi
+fi
+version=$(mariadbd --version | sed -n 's/.*Ver[[:space:]]*\([0-9]*\.[0-9]*\.[0-9]*\)\(-MariaDB\)\{0,1\}.*/\1\2/p')
+exec mariadbd --no-defaults --version="$version" ${user:+--user="$user"} "$@"
+`
+
+// shortVersionRE is what VERSION() answers with the short version.
+var shortVersionRE = regexp.MustCompile(`^\d+\.\d+\.\d+(-MariaDB)?$`)
+
+// dbContainer is a server's container: watched from its start, removed by
+// stop or when the context given to Start ends.
+type dbContainer struct {
+	client      *client.Client
+	id          string
+	user        string
+	stopTimeout time.Duration
+
+	exited   chan struct{} // closed when the container is no longer running
+	exitCode int64
+	stopping atomic.Bool
+	endWatch context.CancelFunc
+}
+
+// startContainer is Start for EngineDocker: the same settings, users and
+// readiness as on the host, in a container on opt.Docker.Network. The
+// datadir, the logs and the socket's directory are bind-mounted from the
+// run dir, so the server's files are where a host server's are; this host
+// checks readiness on the socket, and runs the mariadb client inside the
+// container.
+func startContainer(ctx context.Context, opt Options) (*Server, error) {
+	d := opt.Docker
+	if d == nil || d.Client == nil || d.Image == "" || d.Network == "" {
+		return nil, errors.New("start mariadb in a container: no Docker client, image or network given")
+	}
+	alias, user, memory, pids := d.Alias, d.User, d.Memory, d.Pids
+	if alias == "" {
+		alias = defaultAlias
+	}
+	if user == "" {
+		user = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+	}
+	if memory == 0 {
+		memory = defaultDockerMemory
+	}
+	if pids == 0 {
+		pids = defaultDockerPids
+	}
+	dir, err := filepath.Abs(opt.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	for _, sub := range []string{"tmp", "sock"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return nil, fmt.Errorf("start mariadb: %w", err)
+		}
+	}
+	s := &Server{
+		Conn:     Conn{Host: alias, Port: containerPort, User: opt.User, Password: opt.Password},
+		Dir:      dir,
+		ErrorLog: filepath.Join(dir, "mariadbd.err"),
+		opt:      opt,
+		// Clients come from other containers: their addresses are the
+		// network's, hence '%'.
+		accounts: []string{"localhost", "127.0.0.1", "%"},
+	}
+	// The socket has a directory of its own, so that a client container
+	// can be given the socket without the datadir.
+	if err := s.pickSocket(filepath.Join(dir, "sock")); err != nil {
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	initFile := filepath.Join(dir, "init.sql")
+	s.clientConf = filepath.Join(dir, "client.cnf")
+	err = errors.Join(
+		os.WriteFile(initFile, []byte(initSQL(opt.User, opt.Password, s.accounts)), 0o600),
+		os.WriteFile(s.clientConf, []byte(s.clientConfig()), 0o600),
+	)
+	if err != nil {
+		s.removeSockDir()
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	installUser := ""
+	if strings.HasPrefix(user, "0:") || user == "0" {
+		installUser = "root"
+	}
+	binds := []docker.Bind{{Path: dir}}
+	if s.sockDir != "" {
+		binds = append(binds, docker.Bind{Path: s.sockDir})
+	}
+	args := append([]string{"sh", "-c", containerScript, "sh", filepath.Join(dir, "data"), installUser, "--bind-address=0.0.0.0"}, s.settings(initFile)...)
+	labels := map[string]string{docker.LabelRole: "db"}
+	maps.Copy(labels, d.Labels)
+	spec := docker.Spec{
+		Image:   d.Image,
+		Cmd:     args,
+		Env:     []string{"HOME=/tmp", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+		Dir:     dir,
+		User:    user,
+		Binds:   binds,
+		Network: d.Network,
+		Aliases: []string{alias},
+		Labels:  labels,
+		Memory:  memory,
+		Pids:    pids,
+	}
+	fmt.Fprintf(opt.Log, "mariadb: container of %s on network %s as %s\n", d.Image, d.Network, alias)
+	id, err := docker.Create(ctx, d.Client, spec)
+	if err != nil {
+		s.removeSockDir()
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	c := &dbContainer{client: d.Client, id: id, user: user, stopTimeout: opt.StopTimeout, exited: make(chan struct{})}
+	s.ctr = c
+	fail := func(err error) (*Server, error) {
+		if rmErr := docker.Remove(ctx, d.Client, id, 0); rmErr != nil {
+			err = errors.Join(err, rmErr)
+		}
+		s.removeSockDir()
+		return nil, err
+	}
+	if err := d.Client.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
+		return fail(fmt.Errorf("start mariadb: start container: %w", err))
+	}
+	c.watch()
+	if err := s.waitReadyContainer(ctx); err != nil {
+		return fail(err)
+	}
+	// Cancelling ctx stops the server, as it does a host server.
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.Stop()
+		case <-c.exited:
+		}
+	}()
+	fmt.Fprintf(opt.Log, "mariadb %s ready in container %s as %s:%d and %s\n", s.Version, id[:12], s.Host, s.Port, s.Socket)
+	return s, nil
+}
+
+// watch closes c.exited when the container stops running, for whatever
+// reason.
+func (c *dbContainer) watch() {
+	ctx, cancel := context.WithCancel(context.Background())
+	c.endWatch = cancel
+	waitC, errC := c.client.ContainerWait(ctx, c.id, container.WaitConditionNotRunning)
+	go func() {
+		defer close(c.exited)
+		select {
+		case w := <-waitC:
+			c.exitCode = w.StatusCode
+		case <-errC:
+			c.exitCode = -1
+		}
+	}()
+}
+
+func (c *dbContainer) hasExited() bool {
+	select {
+	case <-c.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// waitReadyContainer waits until the server completes a MySQL handshake on
+// its socket (from this host, through the bind mount) and the user can log
+// in, or fails with the container's output and the error log's tail when
+// the container exits or the start timeout passes.
+func (s *Server) waitReadyContainer(ctx context.Context) error {
+	c := s.ctr
+	deadline := time.Now().Add(s.opt.StartTimeout)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.exited:
+			return fmt.Errorf("start mariadbd in a container: exited during start-up (status %d); %s", c.exitCode, s.containerLogs(ctx))
+		case <-ctx.Done():
+			return fmt.Errorf("start mariadbd in a container: %w", ctx.Err())
+		case <-tick.C:
+		}
+		if handshakeOn("unix", s.Socket) == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("start mariadbd in a container: no handshake on %s within %v; %s", s.Socket, s.opt.StartTimeout, s.containerLogs(ctx))
+		}
+	}
+	var err error
+	for range 5 {
+		var got string
+		if got, err = s.query(ctx, "", "SELECT VERSION()"); err == nil {
+			v := strings.TrimSpace(got)
+			if !shortVersionRE.MatchString(v) || len(v) > maxVersionLen {
+				return fmt.Errorf("start mariadbd in a container: VERSION() is %q, want a short version of at most %d characters", v, maxVersionLen)
+			}
+			s.Version = v
+			return nil
+		}
+		select {
+		case <-c.exited:
+			return fmt.Errorf("start mariadbd in a container: exited during start-up (status %d); %s", c.exitCode, s.containerLogs(ctx))
+		case <-ctx.Done():
+			return fmt.Errorf("start mariadbd in a container: %w", ctx.Err())
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("start mariadbd in a container: log in as %s: %w; %s", s.User, err, s.containerLogs(ctx))
+}
+
+// containerLogs is the container's own output (the datadir's install, a
+// shell error) and the error log's tail, for an error message.
+func (s *Server) containerLogs(ctx context.Context) string {
+	return fmt.Sprintf("container output ends:\n%s\n%s:\n%s", docker.LogTail(ctx, s.ctr.client, s.ctr.id, 12), s.ErrorLog, s.logTail())
+}
+
+// stopContainer stops the server (SIGTERM; SIGKILL after the stop timeout) and
+// removes its container. An error says the server had died by itself, or
+// the container could not be removed.
+func (s *Server) stopContainer() error {
+	c := s.ctr
+	var err error
+	if c.hasExited() && !c.stopping.Load() {
+		err = fmt.Errorf("stop mariadbd: its container had exited by itself (status %d); %s", c.exitCode, s.containerLogs(context.Background()))
+	}
+	c.stopping.Store(true)
+	if rmErr := docker.Remove(context.Background(), c.client, c.id, c.stopTimeout); rmErr != nil {
+		err = errors.Join(err, fmt.Errorf("stop mariadbd: %w", rmErr))
+	}
+	c.endWatch()
+	return err
+}
+
+// query runs the mariadb client in the server's container, over the
+// socket, with the option file conf.
+func (c *dbContainer) query(ctx context.Context, conf, db, sql string) (string, error) {
+	cmd := []string{"mariadb", "--defaults-file=" + conf, "--batch", "--skip-column-names", "-e", sql}
+	if db != "" {
+		cmd = append(cmd, db)
+	}
+	ex, err := c.client.ContainerExecCreate(ctx, c.id, container.ExecOptions{
+		Cmd: cmd, User: c.user, Env: []string{"HOME=/tmp"}, AttachStdout: true, AttachStderr: true,
+	})
+	if err != nil {
+		return "", fmt.Errorf("mariadb in container: %w", err)
+	}
+	att, err := c.client.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return "", fmt.Errorf("mariadb in container: %w", err)
+	}
+	defer att.Close()
+	var stdout, stderr bytes.Buffer
+	read := make(chan error, 1)
+	go func() {
+		_, err := stdcopy.StdCopy(&stdout, &stderr, att.Reader)
+		read <- err
+	}()
+	select {
+	case err := <-read:
+		if err != nil {
+			return "", fmt.Errorf("mariadb in container: %w", err)
+		}
+	case <-ctx.Done():
+		att.Close()
+		return "", ctx.Err()
+	}
+	// The output ends a moment before the engine records the exit status.
+	for range 100 {
+		in, err := c.client.ContainerExecInspect(ctx, ex.ID)
+		if err != nil {
+			return "", fmt.Errorf("mariadb in container: %w", err)
+		}
+		if !in.Running {
+			if in.ExitCode != 0 {
+				return "", fmt.Errorf("mariadb exited with status %d: %s", in.ExitCode, strings.TrimSpace(stderr.String()))
+			}
+			return stdout.String(), nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return "", errors.New("mariadb in container: still running after its output ended")
+}
