@@ -152,7 +152,10 @@ func TestEnvironment(t *testing.T) {
 		// The CI's secrets never reach the tests: a test is the PR's code.
 		"GITHUB_TOKEN=ghp_x", "GH_TOKEN=gho_y", "ACTIONS_RUNTIME_TOKEN=z", "RUNNER_TEMP=/t", "DOCKER_HOST=unix:///d.sock"}
 	opt := Options{PHP: "/b/sapi/cli/php", WorkDir: "/w", DB: mysqld.Conn{Host: "127.0.0.1", Port: 3307, Socket: "/w/s.sock", User: "u", Password: "p", Database: "d1"}}
-	got := environment(parent, opt, "/w/results/x.junit.xml")
+	// On a host: the parent's environment less the CI's and what steers the
+	// tests, then the suites' own variables, all a container gets besides
+	// PATH and HOME.
+	got := hostEnv(parent, suiteEnv(opt, "/w/results/x.junit.xml"))
 	want := []string{
 		"PATH=/usr/bin", "HOME=/root",
 		"NO_INTERACTION=1",

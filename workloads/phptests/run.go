@@ -8,8 +8,12 @@
 // private work dir, because run-tests writes its .php/.out/.diff files next
 // to the tests: the build's own tree is never written to, and two runs never
 // share files. Each suite is its own run-tests invocation (the suites carry a
-// CONFLICTS file, so -j gives nothing inside one), in its own process group,
-// killed with its children when the context ends.
+// CONFLICTS file, so -j gives nothing inside one), run by an Executor: on
+// this host in its own process group (Host), killed with its children when
+// the context ends, or in a container of the build image (Container) that
+// sees only the build (read-only), the private copy and the database, and
+// is removed when the invocation ends, however it ends. Both give the same
+// results: the same files at the same paths, the same variables.
 //
 // The environment is what the suites read: NO_INTERACTION,
 // TEST_PHP_EXECUTABLE, MYSQL_TEST_* and PDO_MYSQL_TEST_*, with
@@ -25,7 +29,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -33,8 +36,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/patchproof/patchproof/internal/childenv"
-	"github.com/patchproof/patchproof/internal/proc"
 	"github.com/patchproof/patchproof/verify/suites"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 )
@@ -61,6 +62,9 @@ type Options struct {
 	// 3306, Database "test"; Socket is optional.
 	DB mysqld.Conn
 
+	// Exec runs run-tests. Default: Host{}.
+	Exec Executor
+
 	// Log receives run-tests' output. Default: discarded.
 	Log io.Writer
 	// SuiteTimeout bounds one run-tests invocation; default 30 minutes.
@@ -79,6 +83,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
+	}
+	if o.Exec == nil {
+		o.Exec = Host{}
 	}
 	if o.SuiteTimeout == 0 {
 		o.SuiteTimeout = defaultSuiteTimeout
@@ -103,6 +110,17 @@ func Run(ctx context.Context, opt Options) (*suites.RunResult, error) {
 	opt = opt.withDefaults()
 	if err := opt.check(); err != nil {
 		return nil, err
+	}
+	// Real paths: a container binds them, and sees what it is bound at.
+	if err := os.MkdirAll(opt.WorkDir, 0o755); err != nil {
+		return nil, fmt.Errorf("run tests: %w", err)
+	}
+	for _, p := range []*string{&opt.PHP, &opt.SrcDir, &opt.WorkDir} {
+		real, err := realPath(*p)
+		if err != nil {
+			return nil, fmt.Errorf("run tests: %w", err)
+		}
+		*p = real
 	}
 	suiteDirs := opt.Suites
 	if len(suiteDirs) == 0 {
@@ -251,31 +269,28 @@ func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.S
 
 	ctx, cancel := context.WithTimeout(ctx, opt.SuiteTimeout)
 	defer cancel()
-	args := append([]string{"run-tests.php",
+	args := append([]string{opt.PHP, "run-tests.php",
 		"-q", "--offline", "--show-diff", "--no-color", "--no-progress",
 		"-g", "FAIL,BORK,LEAK,XLEAK",
 		"-W", statusPath,
 	}, t.Args...)
-	cmd := exec.CommandContext(ctx, opt.PHP, args...)
-	cmd.Dir = tree
-	cmd.Env = environment(os.Environ(), opt, junitPath)
 	tail := &tailBuffer{max: 16 * 1024}
 	w := io.MultiWriter(opt.Log, tail)
-	cmd.Stdout, cmd.Stderr = w, w
-	proc.KillGroupOnCancel(cmd)
-
-	fmt.Fprintf(opt.Log, "phptests: %s: %s %s\n", opt.Build, opt.PHP, strings.Join(args, " "))
-	start := time.Now()
-	runErr := cmd.Run()
-	elapsed := time.Since(start)
-	if cmd.Process != nil {
-		// Tests may leave children behind (servers they started); the group
-		// goes with the suite.
-		_ = proc.KillGroup(cmd.Process.Pid)
+	cmd := Cmd{
+		Dir: tree, Args: args, Env: suiteEnv(opt, junitPath), Output: w,
+		ReadOnly: readOnlyDirs(opt), Writable: []string{opt.WorkDir},
 	}
-	fmt.Fprintf(opt.Log, "phptests: %s: %s done in %v (%v)\n", opt.Build, t.Suite, elapsed.Round(time.Millisecond), runErr)
+
+	fmt.Fprintf(opt.Log, "phptests: %s: %s %s (%s)\n", opt.Build, opt.PHP, strings.Join(args[1:], " "), opt.Exec)
+	start := time.Now()
+	runErr, execErr := opt.Exec.Exec(ctx, cmd)
+	elapsed := time.Since(start)
+	fmt.Fprintf(opt.Log, "phptests: %s: %s done in %v (%v)\n", opt.Build, t.Suite, elapsed.Round(time.Millisecond), errors.Join(runErr, execErr))
 	if ctx.Err() != nil {
 		return suites.SuiteRun{}, nil, fmt.Errorf("run %s on %s: %w after %v", t.Suite, opt.Build, context.Cause(ctx), elapsed.Round(time.Second))
+	}
+	if execErr != nil {
+		return suites.SuiteRun{}, nil, fmt.Errorf("run %s on %s: %w; output ends:\n%s", t.Suite, opt.Build, execErr, tail.String())
 	}
 
 	f, err := os.Open(statusPath)
@@ -290,8 +305,8 @@ func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.S
 	if len(entries) == 0 {
 		return suites.SuiteRun{}, warnings, fmt.Errorf("run %s on %s: run-tests ran no test (%v); output ends:\n%s", t.Suite, opt.Build, runErr, tail.String())
 	}
-	var exit *exec.ExitError
-	if runErr != nil && !(errors.As(runErr, &exit) && exit.ExitCode() == 1) {
+	var exit *ExitError
+	if runErr != nil && !(errors.As(runErr, &exit) && exit.Code == 1) {
 		// Exit status 1 is run-tests' "some tests failed"; anything else
 		// is the harness breaking.
 		return suites.SuiteRun{}, warnings, fmt.Errorf("run %s on %s: %w; output ends:\n%s", t.Suite, opt.Build, runErr, tail.String())
@@ -313,42 +328,77 @@ func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.S
 	return suites.NewSuiteRun(t.Suite, tests, elapsed), warnings, nil
 }
 
-// environment is the parent's environment without the CI's tokens
-// (childenv: a test is the PR's code) and anything that would steer
-// run-tests or the tests elsewhere, plus the test configuration.
-func environment(parent []string, opt Options, junitPath string) []string {
-	drop := []string{"MYSQL_TEST_", "PDO_MYSQL_TEST_", "PDOTEST_", "TEST_PHP_", "REDIR_TEST_DIR=",
-		"PHPRC=", "PHP_INI_SCAN_DIR=", "NO_INTERACTION=", "REPORT_EXIT_STATUS=", "TMPDIR="}
+// steering are the variables that would steer run-tests or the tests
+// elsewhere than suiteEnv says.
+var steering = []string{"MYSQL_TEST_", "PDO_MYSQL_TEST_", "PDOTEST_", "TEST_PHP_", "REDIR_TEST_DIR=",
+	"PHPRC=", "PHP_INI_SCAN_DIR=", "NO_INTERACTION=", "REPORT_EXIT_STATUS=", "TMPDIR="}
+
+// withoutSteering is a parent environment without the steering variables.
+func withoutSteering(parent []string) []string {
 	var env []string
-	for _, kv := range childenv.Clean(parent) {
-		if !hasAnyPrefix(kv, drop) {
+	for _, kv := range parent {
+		if !hasAnyPrefix(kv, steering) {
 			env = append(env, kv)
 		}
 	}
+	return env
+}
+
+// suiteEnv is the test configuration: what the suites read, and all an
+// executor adds to its base environment.
+func suiteEnv(opt Options, junitPath string) []string {
 	db := opt.DB
 	port := strconv.Itoa(db.Port)
-	return append(env,
+	return []string{
 		"NO_INTERACTION=1",
-		"TEST_PHP_EXECUTABLE="+opt.PHP,
-		"TEST_PHP_JUNIT="+junitPath,
-		"TMPDIR="+filepath.Join(opt.WorkDir, "tmp"),
-		"MYSQL_TEST_HOST="+db.Host,
-		"MYSQL_TEST_PORT="+port,
-		"MYSQL_TEST_USER="+db.User,
-		"MYSQL_TEST_PASSWD="+db.Password,
-		"MYSQL_TEST_DB="+db.Database,
+		"TEST_PHP_EXECUTABLE=" + opt.PHP,
+		"TEST_PHP_JUNIT=" + junitPath,
+		"TMPDIR=" + filepath.Join(opt.WorkDir, "tmp"),
+		"MYSQL_TEST_HOST=" + db.Host,
+		"MYSQL_TEST_PORT=" + port,
+		"MYSQL_TEST_USER=" + db.User,
+		"MYSQL_TEST_PASSWD=" + db.Password,
+		"MYSQL_TEST_DB=" + db.Database,
 		"MYSQL_TEST_ENGINE=InnoDB",
-		"MYSQL_TEST_SOCKET="+db.Socket,
+		"MYSQL_TEST_SOCKET=" + db.Socket,
 		"MYSQL_TEST_SKIP_CONNECT_FAILURE=1",
-		"PDO_MYSQL_TEST_DSN=mysql:host="+db.Host+";port="+port+";dbname="+db.Database,
-		"PDO_MYSQL_TEST_USER="+db.User,
-		"PDO_MYSQL_TEST_PASS="+db.Password,
-		"PDO_MYSQL_TEST_HOST="+db.Host,
-		"PDO_MYSQL_TEST_PORT="+port,
-		"PDO_MYSQL_TEST_DB="+db.Database,
-		"PDO_MYSQL_TEST_SOCKET="+db.Socket,
+		"PDO_MYSQL_TEST_DSN=mysql:host=" + db.Host + ";port=" + port + ";dbname=" + db.Database,
+		"PDO_MYSQL_TEST_USER=" + db.User,
+		"PDO_MYSQL_TEST_PASS=" + db.Password,
+		"PDO_MYSQL_TEST_HOST=" + db.Host,
+		"PDO_MYSQL_TEST_PORT=" + port,
+		"PDO_MYSQL_TEST_DB=" + db.Database,
+		"PDO_MYSQL_TEST_SOCKET=" + db.Socket,
 		"PDO_MYSQL_TEST_ENGINE=InnoDB",
-	)
+	}
+}
+
+// readOnlyDirs are the directories run-tests reads outside its work dir:
+// the build's tree, php's directory when it lies elsewhere, and the
+// database socket's directory.
+func readOnlyDirs(opt Options) []string {
+	dirs := []string{opt.SrcDir}
+	for _, d := range []string{filepath.Dir(opt.PHP), filepath.Dir(opt.DB.Socket)} {
+		if d == "." || d == "/" || slices.ContainsFunc(dirs, func(p string) bool { return within(d, p) }) {
+			continue
+		}
+		dirs = append(dirs, d)
+	}
+	return dirs
+}
+
+// within reports whether p is dir or lies inside it.
+func within(p, dir string) bool {
+	return p == dir || strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// realPath is p absolute, with its symlinks resolved.
+func realPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
 }
 
 func keep(tests []suites.TestResult, names []string) []suites.TestResult {

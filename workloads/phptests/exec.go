@@ -1,0 +1,163 @@
+package phptests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"os/exec"
+
+	"github.com/docker/docker/client"
+
+	"github.com/patchproof/patchproof/internal/childenv"
+	"github.com/patchproof/patchproof/internal/docker"
+	"github.com/patchproof/patchproof/internal/proc"
+)
+
+// An Executor runs one run-tests invocation somewhere: on this host, or in a
+// container. Exec returns two errors: runErr (an *ExitError) when the
+// command ran and exited non-zero, which for run-tests may still be a
+// finished run with failing tests; execErr when it could not be run or was
+// stopped (ctx ended), which is infrastructure.
+type Executor interface {
+	Exec(ctx context.Context, c Cmd) (runErr, execErr error)
+	String() string
+}
+
+// Cmd is a run-tests invocation for an Executor.
+type Cmd struct {
+	Dir  string   // working directory: the private copy of the tests
+	Args []string // the build's php and its arguments
+	// Env are the suites' own variables; the executor adds its base
+	// environment.
+	Env    []string
+	Output io.Writer
+	// ReadOnly are the directories the command reads (the build, the
+	// database's socket), Writable those it writes (the work dir). A
+	// container binds exactly these, at the same path; a host ignores them.
+	ReadOnly, Writable []string
+}
+
+// ExitError is a runErr: the command ran and exited non-zero.
+type ExitError struct {
+	Args []string
+	Code int
+}
+
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("%s exited with status %d", e.Args[0], e.Code)
+}
+
+// Host runs run-tests on this machine, in its own process group, with this
+// process's environment less the CI's tokens and what would steer run-tests
+// or the tests elsewhere. Cancelling the context, or the end of the run, kills the group
+// (tests may leave servers behind).
+type Host struct{}
+
+var _ Executor = Host{}
+
+func (Host) String() string { return "host" }
+
+// Exec runs c.
+func (Host) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
+	cmd := exec.CommandContext(ctx, c.Args[0], c.Args[1:]...)
+	cmd.Dir = c.Dir
+	cmd.Env = hostEnv(os.Environ(), c.Env)
+	cmd.Stdout, cmd.Stderr = c.Output, c.Output
+	proc.KillGroupOnCancel(cmd)
+	err := cmd.Run()
+	if cmd.Process != nil {
+		_ = proc.KillGroup(cmd.Process.Pid)
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return nil, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.As(err, &ee):
+		return &ExitError{Args: c.Args, Code: ee.ExitCode()}, nil
+	}
+	return nil, fmt.Errorf("run %s: %w", c.Args[0], err)
+}
+
+// hostEnv is a host run's environment: the parent's without the CI's
+// tokens (childenv: a test is the PR's code) and what would steer run-tests
+// or the tests elsewhere, then the suites' variables.
+func hostEnv(parent, suite []string) []string {
+	return append(withoutSteering(childenv.Clean(parent)), suite...)
+}
+
+// Container runs run-tests in a new container of the build image for each
+// invocation, removed on every exit path (cancelling the context stops and
+// removes it). The container sees only Cmd's directories (the build and the
+// socket's read-only, the work dir read-write), reaches only Network (the
+// database's internal network: no route out), has no capabilities, a
+// read-only root with a private /tmp, memory and pids limits, and no
+// environment but PATH, HOME and the suites' variables: nothing of
+// patchproof's own (no token, nothing of the CI's).
+type Container struct {
+	Client  *client.Client
+	Image   string // the build image: the build's php runs where it was built
+	Network string // the database's network; "" for none
+	User    string // uid:gid; "" for the image's default
+	// Labels are added to the container's patchproof=tests (an owner).
+	Labels map[string]string
+	Memory int64 // bytes; default 2 GiB
+	Pids   int64 // default 1024
+}
+
+var _ Executor = (*Container)(nil)
+
+// Container defaults.
+const (
+	defaultMemory = 2 << 30
+	defaultPids   = 1024
+	containerPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+)
+
+func (c *Container) String() string { return "docker" }
+
+// Spec is the container c runs cmd in.
+func (c *Container) Spec(cmd Cmd) docker.Spec {
+	spec := docker.Spec{
+		Image:    c.Image,
+		Cmd:      cmd.Args,
+		Env:      append([]string{"PATH=" + containerPath, "HOME=/tmp"}, cmd.Env...),
+		Dir:      cmd.Dir,
+		User:     c.User,
+		Network:  c.Network,
+		Labels:   map[string]string{docker.LabelRole: "tests"},
+		Memory:   c.Memory,
+		Pids:     c.Pids,
+		Confined: true,
+	}
+	maps.Copy(spec.Labels, c.Labels)
+	if spec.Memory == 0 {
+		spec.Memory = defaultMemory
+	}
+	if spec.Pids == 0 {
+		spec.Pids = defaultPids
+	}
+	for _, p := range cmd.ReadOnly {
+		spec.Binds = append(spec.Binds, docker.Bind{Path: p, ReadOnly: true})
+	}
+	for _, p := range cmd.Writable {
+		spec.Binds = append(spec.Binds, docker.Bind{Path: p})
+	}
+	return spec
+}
+
+// Exec runs cmd in a new container.
+func (c *Container) Exec(ctx context.Context, cmd Cmd) (runErr, execErr error) {
+	code, err := docker.Run(ctx, c.Client, c.Spec(cmd), cmd.Output)
+	if err != nil {
+		return nil, err
+	}
+	if code != 0 {
+		return &ExitError{Args: cmd.Args, Code: code}, nil
+	}
+	return nil, nil
+}
