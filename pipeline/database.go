@@ -3,10 +3,12 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
 
+	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 )
 
@@ -43,15 +45,42 @@ func (r *Run) Database(ctx context.Context) (*mysqld.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start mariadb: %w", err)
 	}
-	r.Progress.Step("starting MariaDB (log logs/%s)", logName)
-	s, err := mysqld.Start(life, mysqld.Options{Dir: filepath.Join(r.Dir, "mysql"), Log: log})
+	opt := mysqld.Options{Dir: filepath.Join(r.Dir, "mysql"), Log: log}
+	where := "on this host"
+	if r.Config.Builder == "docker" {
+		// In a container of its own on the run's network: the suites'
+		// containers reach it there, and nothing else does.
+		d, err := r.databaseContainer(ctx, log)
+		if err != nil {
+			log.Close()
+			return nil, fmt.Errorf("start mariadb: %w", err)
+		}
+		opt.Engine, opt.Docker, where = mysqld.EngineDocker, d, "in a container"
+	}
+	r.Progress.Step("starting MariaDB %s (log logs/%s)", where, logName)
+	s, err := mysqld.Start(life, opt)
 	if err != nil {
 		log.Close()
 		return nil, err
 	}
-	fmt.Fprintf(r.Log, "MariaDB %s on %s:%d and %s (pid %d, log logs/%s)\n", s.Version, s.Host, s.Port, s.Socket, s.PID, logName)
+	fmt.Fprintf(r.Log, "MariaDB %s %s on %s:%d and %s (pid %d, log logs/%s)\n", s.Version, where, s.Host, s.Port, s.Socket, s.PID, logName)
 	r.db.server, r.db.log = s, log
 	return s, nil
+}
+
+// databaseContainer says where the run's MariaDB runs under --builder
+// docker: the run's network, an image of Debian's MariaDB (made once).
+func (r *Run) databaseContainer(ctx context.Context, log io.Writer) (*mysqld.DockerOptions, error) {
+	c, network, err := r.dockerNetwork(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.Progress.Step("docker: preparing the MariaDB image")
+	img, err := mysqld.EnsureImage(ctx, c, docker.ImageOptions{CacheDir: r.Cache, Mirror: r.Config.debianMirror(), Log: log})
+	if err != nil {
+		return nil, err
+	}
+	return &mysqld.DockerOptions{Client: c, Image: img, Network: network, User: dockerUser(), Labels: docker.Labels("db")}, nil
 }
 
 // closeDatabase stops the run's MariaDB, if a stage started it. It is safe

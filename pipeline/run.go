@@ -46,8 +46,9 @@ type Run struct {
 
 	// ctx is the run's context: the run-scoped resources live as long as
 	// it does.
-	ctx context.Context
-	db  database
+	ctx  context.Context
+	db   database
+	dock dockerSide // under --builder docker
 
 	mu   sync.Mutex
 	file *resultFile
@@ -185,9 +186,12 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 	r.file = &resultFile{path: filepath.Join(out, "results.json"), res: r.Result}
 	r.begin(stages)
 
+	// Deferred in this order, the database goes before its network.
+	defer r.closeDocker()
 	defer r.closeDatabase()
 	runStages(ctx, r, stages, record, selected, confined, logged)
 	r.closeDatabase()
+	r.closeDocker()
 
 	finish(ctx, r)
 	if ctx.Err() != nil {

@@ -118,18 +118,21 @@ func selected(s Stage, next action) action {
 }
 
 // A hostRunner is a stage that executes code of the tree under test (its
-// php, its run-tests.php, its libphp.so) on this host. Under the Docker
-// builder none of that code may run on the host: the build is confined to a
-// container, and so must be everything that runs it.
+// php, its run-tests.php, its libphp.so). Under the Docker builder none of
+// that code may run on the host: the build is confined to a container, and
+// so must be everything that runs it. runsTreeOnHost reports whether, with
+// cfg, the stage would run that code on this host rather than in a
+// container.
 type hostRunner interface {
-	runsTreeOnHost()
+	runsTreeOnHost(cfg *Config) bool
 }
 
-// confined keeps a hostRunner from running under --builder docker: it is
-// reported as not available there, never run on the host instead.
+// confined keeps a stage from running the tree's code on this host under
+// --builder docker: such a stage is reported as not available there,
+// never run on the host instead.
 func confined(s Stage, next action) action {
 	return func(ctx context.Context, r *Run) error {
-		if _, ok := s.(hostRunner); ok && r.Config.Builder == "docker" {
+		if h, ok := s.(hostRunner); ok && r.Config.Builder == "docker" && h.runsTreeOnHost(r.Config) {
 			return &SkipError{NotAvailable: true, Reason: "not available with --builder docker: it would run the PR's code on this host, and it cannot run in a container yet"}
 		}
 		return next(ctx, r)

@@ -20,7 +20,7 @@ import (
 type benchStage struct{}
 
 // It runs the builds' own PHP on this host.
-func (benchStage) runsTreeOnHost() {}
+func (benchStage) runsTreeOnHost(*Config) bool { return true }
 
 func (benchStage) String() string { return "bench" }
 

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
@@ -173,7 +174,7 @@ func newBuilder(ctx context.Context, r *Run) (*builders.Builder, error) {
 			b.Apxs = apxs
 		}
 	case "docker":
-		c, err := builders.NewDockerClient(ctx)
+		c, err := r.dockerClient(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -182,10 +183,7 @@ func newBuilder(ctx context.Context, r *Run) (*builders.Builder, error) {
 		if err != nil {
 			return nil, err
 		}
-		d := &builders.Docker{Client: c, Image: img, Mounts: []string{r.Cache}}
-		if os.Getuid() != 0 {
-			d.User = fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
-		}
+		d := &builders.Docker{Client: c, Image: img, Mounts: []string{r.Cache}, User: dockerUser(), Labels: docker.Labels("build")}
 		b.Exec, b.CCache, b.Apxs = d, true, "/usr/bin/apxs2"
 	default:
 		return nil, fmt.Errorf("unknown builder %q", r.Config.Builder)

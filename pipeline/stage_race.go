@@ -25,7 +25,7 @@ import (
 type raceStage struct{}
 
 // It runs the builds' own PHP on this host.
-func (raceStage) runsTreeOnHost() {}
+func (raceStage) runsTreeOnHost(*Config) bool { return true }
 
 func (raceStage) String() string { return "race" }
 

@@ -245,23 +245,36 @@ func TestProgressActions(t *testing.T) {
 }
 
 // Under the Docker builder a stage that would run the tree's code on this
-// host does not run: it is not available, and says why.
+// host does not run: it is not available, and says why. The tests stage
+// runs its suites in containers there, so it runs; race and bench would
+// still run the build on the host.
 func TestConfinedUnderDocker(t *testing.T) {
+	blockedUnderDocker := map[string]bool{"tests": false, "race": true, "bench": true}
 	for _, s := range Stages() {
-		_, runsTree := s.(hostRunner)
+		h, marked := s.(hostRunner)
 		for _, builder := range []string{"host", "docker"} {
-			r, _ := newTestRun(t, Config{Builder: builder})
+			cfg := Config{Builder: builder}
+			r, _ := newTestRun(t, cfg)
 			ran := false
 			err := confined(s, func(context.Context, *Run) error { ran = true; return nil })(context.Background(), r)
 			var skip *SkipError
 			blocked := errors.As(err, &skip) && skip.NotAvailable && strings.Contains(skip.Reason, "--builder docker")
-			if want := builder == "docker" && runsTree; blocked != want || ran == want {
+			want := builder == "docker" && blockedUnderDocker[s.String()]
+			if blocked != want || ran == want {
 				t.Errorf("%s with --builder %s: ran %v, err %v; want blocked %v", s, builder, ran, err, want)
+			}
+			if marked && builder == "docker" && h.runsTreeOnHost(&cfg) != blockedUnderDocker[s.String()] {
+				t.Errorf("%s: runsTreeOnHost under docker = %v", s, h.runsTreeOnHost(&cfg))
 			}
 		}
 	}
-	for _, name := range []string{"tests", "race", "bench"} {
-		if !slices.ContainsFunc(Stages(), func(s Stage) bool { _, ok := s.(hostRunner); return ok && s.String() == name }) {
+	// Every stage that runs the build's PHP is marked, and says it runs it
+	// on the host under the host builder.
+	for name := range blockedUnderDocker {
+		if !slices.ContainsFunc(Stages(), func(s Stage) bool {
+			h, ok := s.(hostRunner)
+			return ok && s.String() == name && h.runsTreeOnHost(&Config{Builder: "host"})
+		}) {
 			t.Errorf("stage %s runs the build's PHP but is not marked as doing so", name)
 		}
 	}

@@ -27,8 +27,9 @@ const deflakeRuns = 3
 // against the run's MariaDB, then compares base and head.
 type testsStage struct{}
 
-// It runs the builds' own PHP on this host.
-func (testsStage) runsTreeOnHost() {}
+// It runs the builds' own PHP: on this host, or under --builder docker in
+// containers (see Run.suiteExecutor).
+func (testsStage) runsTreeOnHost(cfg *Config) bool { return cfg.Builder != "docker" }
 
 func (testsStage) String() string { return "tests" }
 
@@ -56,6 +57,10 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
+	exec, err := r.suiteExecutor(ctx)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Join(r.Dir, "tests"), 0o755); err != nil {
 		return err
 	}
@@ -73,7 +78,7 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 		}
 		defer logf.Close()
 		return phptests.Run(ctx, phptests.Options{
-			Build: j.name, PHP: j.build.PHP, SrcDir: j.build.Dir, WorkDir: work, Tests: tests, Log: logf,
+			Build: j.name, PHP: j.build.PHP, SrcDir: j.build.Dir, WorkDir: work, Tests: tests, Log: logf, Exec: exec,
 			DB: db.Conn.WithDatabase(dbName),
 		})
 	}

@@ -1,0 +1,116 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/docker/docker/client"
+
+	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/docker"
+	"github.com/patchproof/patchproof/workloads/phptests"
+)
+
+// dockerSide is the run's share of the Docker engine under --builder
+// docker: the client, and the internal network (no route out) that joins
+// the database's container to the suites' containers and to nothing else.
+// Both are made on first use; the network goes when the run ends.
+type dockerSide struct {
+	mu      sync.Mutex
+	client  *client.Client
+	network string
+}
+
+// dockerClient connects to the engine once a run. The first connection
+// also removes what a killed run of this host left behind: its containers
+// and networks, found by their owner label.
+func (r *Run) dockerClient(ctx context.Context) (*client.Client, error) {
+	r.dock.mu.Lock()
+	defer r.dock.mu.Unlock()
+	return r.dockerClientLocked(ctx)
+}
+
+func (r *Run) dockerClientLocked(ctx context.Context) (*client.Client, error) {
+	if r.dock.client != nil {
+		return r.dock.client, nil
+	}
+	c, err := docker.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	removed, err := docker.RemoveLeftovers(ctx, c)
+	if len(removed) > 0 {
+		r.Progress.Step("docker: removed what a killed run left: %s", strings.Join(removed, ", "))
+	}
+	if err != nil {
+		r.Progress.Warn("docker: " + firstLine(err.Error()))
+	}
+	r.dock.client = c
+	return c, nil
+}
+
+// dockerNetwork is the run's internal network, created on first use.
+func (r *Run) dockerNetwork(ctx context.Context) (*client.Client, string, error) {
+	r.dock.mu.Lock()
+	defer r.dock.mu.Unlock()
+	c, err := r.dockerClientLocked(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	if r.dock.network == "" {
+		if r.dock.network, err = docker.CreateNetwork(ctx, c, "patchproof", docker.Labels("network")); err != nil {
+			return nil, "", err
+		}
+	}
+	return c, r.dock.network, nil
+}
+
+// closeDocker removes the run's network (its containers are gone by now:
+// closeDatabase runs first) and closes the client. Safe to call more than
+// once.
+func (r *Run) closeDocker() {
+	r.dock.mu.Lock()
+	defer r.dock.mu.Unlock()
+	if r.dock.client == nil {
+		return
+	}
+	if r.dock.network != "" {
+		if err := docker.RemoveNetwork(context.Background(), r.dock.client, r.dock.network); err != nil {
+			r.Progress.Warn(firstLine(err.Error()))
+		}
+		r.dock.network = ""
+	}
+	r.dock.client.Close()
+	r.dock.client = nil
+}
+
+// dockerUser is the uid:gid containers run as: this process's, so that
+// what they write in the run dir is its own; "" (the image's root) for
+// root.
+func dockerUser() string {
+	if os.Getuid() == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+}
+
+// suiteExecutor is where the test suites run: on this host, or under
+// --builder docker in containers of the build image on the run's network,
+// beside the database's container.
+func (r *Run) suiteExecutor(ctx context.Context) (phptests.Executor, error) {
+	if r.Config.Builder != "docker" {
+		return phptests.Host{}, nil
+	}
+	c, network, err := r.dockerNetwork(ctx)
+	if err != nil {
+		return nil, err
+	}
+	img, err := builders.EnsureBuildImage(ctx, c, builders.ImageOptions{CacheDir: r.Cache, Mirror: r.Config.debianMirror(), Log: r.Log})
+	if err != nil {
+		return nil, err
+	}
+	return &phptests.Container{Client: c, Image: img, Network: network, User: dockerUser(), Labels: docker.Labels("tests")}, nil
+}
