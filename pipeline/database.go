@@ -14,7 +14,8 @@ import (
 
 // database is the run's MariaDB: one server in OUT/mysql for every stage
 // that needs one (the test suites, the benchmark), started by the first
-// that asks and stopped when the run ends.
+// that asks and stopped when the run ends. Under --builder docker it runs
+// in a container on the run's network (see dockerSide).
 type database struct {
 	mu     sync.Mutex
 	server *mysqld.Server

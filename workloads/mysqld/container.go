@@ -158,6 +158,9 @@ func startContainer(ctx context.Context, opt Options) (*Server, error) {
 	c := &dbContainer{client: d.Client, id: id, user: user, stopTimeout: opt.StopTimeout, exited: make(chan struct{})}
 	s.ctr = c
 	fail := func(err error) (*Server, error) {
+		if c.endWatch != nil {
+			c.endWatch()
+		}
 		if rmErr := docker.Remove(ctx, d.Client, id, 0); rmErr != nil {
 			err = errors.Join(err, rmErr)
 		}

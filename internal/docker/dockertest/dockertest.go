@@ -6,10 +6,12 @@
 package dockertest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,13 +54,30 @@ func ImageOptions(t testing.TB) docker.ImageOptions {
 	if err != nil {
 		t.Fatalf("images are made from this machine's Debian mirror: %v", err)
 	}
-	return docker.ImageOptions{CacheDir: cache, Mirror: mirror, Log: testLog{t}}
+	// The making of an image (debootstrap, apt) is shown when the test
+	// fails: its end is what says why.
+	log := &tail{}
+	t.Cleanup(func() {
+		if t.Failed() && log.Len() > 0 {
+			t.Logf("making images, the end of the log:\n%s", log.String())
+		}
+	})
+	return docker.ImageOptions{CacheDir: cache, Mirror: mirror, Log: log}
 }
 
-type testLog struct{ t testing.TB }
+// tail keeps the last 8 KiB written to it.
+type tail struct {
+	mu sync.Mutex
+	bytes.Buffer
+}
 
-func (l testLog) Write(p []byte) (int, error) {
-	l.t.Logf("%s", p)
+func (l *tail) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.Buffer.Write(p)
+	if over := l.Len() - 8<<10; over > 0 {
+		l.Next(over)
+	}
 	return len(p), nil
 }
 
