@@ -77,7 +77,7 @@ func TestSpecConfigs(t *testing.T) {
 	if d := cmp.Diff([]string{"/b:/b:ro", "/w:/w:rw"}, host.Binds); d != "" {
 		t.Errorf("binds (-want +got):\n%s", d)
 	}
-	if host.NetworkMode != "net" || net.EndpointsConfig["net"].Aliases[0] != "db" {
+	if host.NetworkMode != "net" || net.EndpointsConfig["net"].Aliases[0] != "db" || len(host.DNSOptions) == 0 {
 		t.Errorf("network %q, endpoints %+v", host.NetworkMode, net.EndpointsConfig)
 	}
 	if host.Memory != 1<<30 || host.MemorySwap != 1<<30 || *host.PidsLimit != 100 {

@@ -103,6 +103,7 @@ func TestContainerFailureAndCancel(t *testing.T) {
 	bad := opt
 	bad.ExtraArgs = []string{"--no-such-option"}
 	_, err := Start(t.Context(), bad)
+	t.Logf("a failed start: %v", err)
 	if err == nil || !strings.Contains(err.Error(), "no-such-option") {
 		t.Errorf("Start with a bad option: %v, want the server's complaint", err)
 	}
