@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -11,12 +12,14 @@ import (
 
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/docker"
+	"github.com/patchproof/patchproof/workloads/mysqld"
 	"github.com/patchproof/patchproof/workloads/phptests"
 )
 
 // dockerSide is the run's share of the Docker engine under --builder
-// docker: the client, and the internal network (no route out) that joins
-// the database's container to the suites' containers and to nothing else.
+// docker: the client, and the internal network (no route out) the
+// database's container is on, and with it the suites' containers, which
+// share its network namespace: nothing else.
 // Both are made on first use; the network goes when the run ends.
 type dockerSide struct {
 	mu      sync.Mutex
@@ -97,14 +100,18 @@ func dockerUser() string {
 	return fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
 }
 
-// suiteExecutor is where the test suites run: on this host, or under
-// --builder docker in containers of the build image on the run's network,
-// beside the database's container.
-func (r *Run) suiteExecutor(ctx context.Context) (phptests.Executor, error) {
+// suiteExecutor is where the test suites run against db: on this host, or
+// under --builder docker in containers of the build image that share the
+// database container's network namespace, so that they reach it at
+// 127.0.0.1 as on a host, and the run's internal network, nothing else.
+func (r *Run) suiteExecutor(ctx context.Context, db *mysqld.Server) (phptests.Executor, error) {
 	if r.Config.Builder != "docker" {
 		return phptests.Host{}, nil
 	}
-	c, network, err := r.dockerNetwork(ctx)
+	if db.ContainerID == "" {
+		return nil, errors.New("suites in containers: the database is not in a container")
+	}
+	c, err := r.dockerClient(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -112,5 +119,5 @@ func (r *Run) suiteExecutor(ctx context.Context) (phptests.Executor, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &phptests.Container{Client: c, Image: img, Network: network, User: dockerUser(), Labels: docker.Labels("tests")}, nil
+	return &phptests.Container{Client: c, Image: img, Network: "container:" + db.ContainerID, User: dockerUser(), Labels: docker.Labels("tests")}, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/internal/docker/dockertest"
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 // dockerPHP plays a build's php running run-tests.php, and refuses to run
@@ -76,7 +77,8 @@ func dockerRun(t *testing.T, slow bool) *Run {
 	t.Helper()
 	r, _ := newTestRun(t, Config{Builder: "docker", Variants: []string{"nts"}, SuiteJobs: 2, Getenv: os.Getenv})
 	r.Cache = dockertest.ImageOptions(t).CacheDir
-	r.Targets = []*Target{{Name: "PHP-8.2", Builds: []*builders.Build{fakeDockerBuild(t, "base", slow), fakeDockerBuild(t, "head", slow)}}}
+	r.Targets = []*Target{{Name: "PHP-8.2", Builds: []*builders.Build{fakeDockerBuild(t, "base", slow), fakeDockerBuild(t, "head", slow)},
+		Result: &results.TargetResult{Name: "PHP-8.2"}}}
 	return r
 }
 

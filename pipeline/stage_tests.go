@@ -57,7 +57,7 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
-	exec, err := r.suiteExecutor(ctx)
+	exec, err := r.suiteExecutor(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -79,7 +79,7 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 		defer logf.Close()
 		return phptests.Run(ctx, phptests.Options{
 			Build: j.name, PHP: j.build.PHP, SrcDir: j.build.Dir, WorkDir: work, Tests: tests, Log: logf, Exec: exec,
-			DB: db.Conn.WithDatabase(dbName),
+			DB: db.LocalConn().WithDatabase(dbName),
 		})
 	}
 

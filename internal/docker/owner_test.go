@@ -89,6 +89,15 @@ func TestSpecConfigs(t *testing.T) {
 	if cfg.Image != "img" {
 		t.Errorf("image %q", cfg.Image)
 	}
+	// Another container's network namespace: no names, no resolver of
+	// its own.
+	_, host, net, err = (Spec{Image: "img", Cmd: []string{"x"}, Network: "container:abc"}).configs()
+	if err != nil || host.NetworkMode != "container:abc" || net != nil || host.DNSOptions != nil {
+		t.Errorf("container network: mode %q, endpoints %v, dns %v, %v", host.NetworkMode, net, host.DNSOptions, err)
+	}
+	if _, _, _, err := (Spec{Image: "img", Cmd: []string{"x"}, Network: "container:abc", Aliases: []string{"db"}}).configs(); err == nil {
+		t.Error("aliases in another container's namespace: no error")
+	}
 	// No network named: none at all.
 	if _, host, _, _ := (Spec{Image: "img", Cmd: []string{"x"}}).configs(); host.NetworkMode != "none" {
 		t.Errorf("network mode %q, want none", host.NetworkMode)

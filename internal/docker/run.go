@@ -27,8 +27,10 @@ type Spec struct {
 	User string // uid:gid; "" for the image's default
 	// Binds are host directories, bound at the same path inside.
 	Binds []Bind
-	// Network is the network the container joins, by name or ID; "" for
-	// none at all. Aliases are its names there.
+	// Network is the network the container joins, by name or ID, or
+	// "container:ID" to share that container's network namespace (its
+	// networks, and its loopback); "" for none at all. Aliases are its
+	// names on a network.
 	Network string
 	Aliases []string
 	Labels  map[string]string
@@ -79,7 +81,14 @@ func (s Spec) configs() (*container.Config, *container.HostConfig, *network.Netw
 		host.Tmpfs = map[string]string{"/tmp": "rw,nosuid,nodev,size=256m"}
 	}
 	var net *network.NetworkingConfig
-	if s.Network != "" {
+	switch {
+	case strings.HasPrefix(s.Network, "container:"):
+		// The other container's resolver settings, and no names of its own.
+		if len(s.Aliases) > 0 {
+			return nil, nil, nil, errors.New("container spec: aliases in another container's network namespace")
+		}
+		host.NetworkMode = container.NetworkMode(s.Network)
+	case s.Network != "":
 		host.NetworkMode = container.NetworkMode(s.Network)
 		// The network is internal: the engine's DNS answers its aliases,
 		// and forwards any other name to servers it cannot reach from

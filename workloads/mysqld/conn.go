@@ -17,3 +17,15 @@ func (c Conn) WithDatabase(name string) Conn {
 	c.Database = name
 	return c
 }
+
+// LocalConn is how a client in the server's own network namespace reaches
+// it: 127.0.0.1 and the port the server listens on there, and its socket.
+// For a host server that is its Conn; for a server in a container, what a
+// container that shares the server's network namespace sees. PHP's tests
+// need it: some are skipped unless the server is 127.0.0.1 or localhost,
+// and see the client as connecting from there.
+func (s *Server) LocalConn() Conn {
+	c := s.Conn
+	c.Host = "127.0.0.1"
+	return c
+}

@@ -29,9 +29,11 @@
 // mariadbd. EngineDocker runs Debian's mariadbd in a container of a local
 // image (EnsureImage: mariadb-server installed into the Debian base image
 // the build image starts from, so no registry is needed), with the same
-// settings, on a Docker network given by the caller: clients in containers
-// on that network reach it by its alias (Conn.Host) on port 3306, or on its
-// socket, whose directory (apart from the datadir) they may bind. Its
+// settings and accounts, on a Docker network given by the caller, where its
+// alias (Conn.Host) names it. Clients log in as they do to a host server:
+// from a container that shares its network namespace, at 127.0.0.1:3306
+// (LocalConn), or on its socket, whose directory (apart from the datadir)
+// they may bind. Its
 // datadir, logs and socket are still in Options.Dir, bind-mounted; the
 // container is removed by Stop, when Start's context ends, and when Start
 // fails, whose error then carries the container's output and the error

@@ -35,6 +35,11 @@ type Server struct {
 	// PID is mariadbd's process id (also its process group), for pinning
 	// it to CPUs; 0 for a server in a container.
 	PID int
+	// ContainerID is the server's container, for EngineDocker: a client
+	// container that shares its network namespace (network mode
+	// container:ID) reaches it at LocalConn, as a client on this host
+	// reaches a host server.
+	ContainerID string
 
 	// Version is what VERSION() answers: the short version given to the
 	// server, e.g. "10.11.19-MariaDB".

@@ -94,14 +94,20 @@ func hostEnv(parent, suite []string) []string {
 // invocation, removed on every exit path (cancelling the context stops and
 // removes it). The container sees only Cmd's directories (the build and the
 // socket's read-only, the work dir read-write), reaches only Network (the
-// database's internal network: no route out), has no capabilities, a
-// read-only root with a private /tmp, memory and pids limits, and no
-// environment but PATH, HOME and the suites' variables: nothing of
-// patchproof's own (no token, nothing of the CI's).
+// database's, internal: no route out), has no capabilities, a read-only
+// root with a private /tmp, memory and pids limits, and no environment but
+// PATH, HOME and the suites' variables: nothing of patchproof's own (no
+// token, nothing of the CI's).
 type Container struct {
-	Client  *client.Client
-	Image   string // the build image: the build's php runs where it was built
-	Network string // the database's network; "" for none
+	Client *client.Client
+	Image  string // the build image: the build's php runs where it was built
+	// Network is the database container's network namespace,
+	// "container:ID": the suites reach the server at 127.0.0.1 as they do
+	// on a host, which some of PHP's tests require (they are skipped
+	// unless the server is 127.0.0.1 or localhost, or see where the client
+	// connects from), and have its network, no other. A network's name
+	// works too; "" is no network.
+	Network string
 	User    string // uid:gid; "" for the image's default
 	// Labels are added to the container's patchproof=tests (an owner).
 	Labels map[string]string
