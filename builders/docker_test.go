@@ -14,7 +14,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 
-	"github.com/patchproof/patchproof/internal/aptsource"
+	"github.com/patchproof/patchproof/internal/docker/dockertest"
 )
 
 // dockerForTest connects to the engine scripts/test starts, and makes (once,
@@ -27,14 +27,12 @@ func dockerForTest(t *testing.T, cache string) *Docker {
 		t.Skipf("no Docker engine (scripts/test starts one): %v", err)
 	}
 	t.Cleanup(func() { c.Close() })
-	var log bytes.Buffer
-	mirror, err := aptsource.Default.Mirror()
+	// The build image a run makes, in this test's cache.
+	opt := dockertest.ImageOptions(t)
+	opt.CacheDir = cache
+	img, err := EnsureBuildImage(ctx, c, opt)
 	if err != nil {
-		t.Fatalf("the build image is made from this machine's Debian mirror: %v", err)
-	}
-	img, err := EnsureBuildImage(ctx, c, ImageOptions{CacheDir: cache, Mirror: mirror, Log: &log})
-	if err != nil {
-		t.Fatalf("build image: %v\n%s", err, log.String())
+		t.Fatalf("build image: %v", err)
 	}
 	// A label of this test's own, so containers of other runs on the same
 	// engine do not count.

@@ -77,7 +77,7 @@ func (r *Run) databaseContainer(ctx context.Context, log io.Writer) (*mysqld.Doc
 		return nil, err
 	}
 	r.Progress.Step("docker: preparing the MariaDB image")
-	img, err := mysqld.EnsureImage(ctx, c, docker.ImageOptions{CacheDir: r.Cache, Mirror: r.Config.debianMirror(), Log: log})
+	img, err := mysqld.EnsureImage(ctx, c, r.imageOptions(log))
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/aptsource"
 	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 	"github.com/patchproof/patchproof/workloads/phptests"
@@ -90,6 +92,19 @@ func (r *Run) closeDocker() {
 	r.dock.client = nil
 }
 
+// imageOptions are how the run's images are made: from the Debian mirror,
+// with the suites and security archive this machine's apt uses, so that
+// the images have the package versions (MariaDB's, the libraries') a host
+// run has. A mirror named by $PATCHPROOF_DEBIAN_MIRROR gives its release
+// suite alone.
+func (r *Run) imageOptions(log io.Writer) docker.ImageOptions {
+	opt := docker.ImageOptions{CacheDir: r.Cache, Mirror: r.Config.debianMirror(), Log: log}
+	if r.Config.Getenv("PATCHPROOF_DEBIAN_MIRROR") == "" {
+		opt.Sources, _ = aptsource.Default.ImageSources(docker.DefaultSuite)
+	}
+	return opt
+}
+
 // dockerUser is the uid:gid containers run as: this process's, so that
 // what they write in the run dir is its own; "" (the image's root) for
 // root.
@@ -115,7 +130,7 @@ func (r *Run) suiteExecutor(ctx context.Context, db *mysqld.Server) (phptests.Ex
 	if err != nil {
 		return nil, err
 	}
-	img, err := builders.EnsureBuildImage(ctx, c, builders.ImageOptions{CacheDir: r.Cache, Mirror: r.Config.debianMirror(), Log: r.Log})
+	img, err := builders.EnsureBuildImage(ctx, c, r.imageOptions(r.Log))
 	if err != nil {
 		return nil, err
 	}

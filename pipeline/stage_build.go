@@ -179,7 +179,7 @@ func newBuilder(ctx context.Context, r *Run) (*builders.Builder, error) {
 			return nil, err
 		}
 		r.Progress.Step("docker: preparing the build image")
-		img, err := builders.EnsureBuildImage(ctx, c, builders.ImageOptions{CacheDir: r.Cache, Mirror: r.Config.debianMirror(), Log: r.Log})
+		img, err := builders.EnsureBuildImage(ctx, c, r.imageOptions(r.Log))
 		if err != nil {
 			return nil, err
 		}

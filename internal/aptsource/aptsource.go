@@ -31,6 +31,67 @@ type Files struct {
 // archive: not the security archive, whose pool holds only security
 // updates. The result has no trailing slash.
 func (f Files) Mirror() (string, error) {
+	srcs, read, err := f.read()
+	if err != nil {
+		return "", err
+	}
+	for _, s := range srcs {
+		if s.main() {
+			return strings.TrimSuffix(s.uri, "/"), nil
+		}
+	}
+	return "", noMirror(read)
+}
+
+// ImageSources returns the sources.list, one line a source, that gives an
+// image of Debian release the packages this machine gets: the main
+// archive's suites of that release the machine uses (release,
+// release-updates) and its security archive's (release-security), the
+// main component of each. An image made from them installs the same
+// package versions as apt does here.
+func (f Files) ImageSources(release string) (string, error) {
+	srcs, read, err := f.read()
+	if err != nil {
+		return "", err
+	}
+	mirror := ""
+	for _, s := range srcs {
+		if s.main() {
+			mirror = strings.TrimSuffix(s.uri, "/")
+			break
+		}
+	}
+	if mirror == "" {
+		return "", noMirror(read)
+	}
+	lines := []string{"deb " + mirror + " " + release + " main"}
+	add := func(uri, suite string) {
+		l := "deb " + strings.TrimSuffix(uri, "/") + " " + suite + " main"
+		if !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	security := false
+	for _, s := range srcs {
+		if !slices.Contains(s.types, "deb") {
+			continue
+		}
+		for _, suite := range s.suites {
+			switch {
+			case suite == release+"-updates" && strings.TrimSuffix(s.uri, "/") == mirror:
+				add(s.uri, suite)
+			case suite == release+"-security" && !security:
+				add(s.uri, suite)
+				security = true
+			}
+		}
+	}
+	return strings.Join(lines, "\n") + "\n", nil
+}
+
+// read parses the enabled sources of every file, in apt's order, and says
+// which files it read.
+func (f Files) read() ([]source, []string, error) {
 	var files []string
 	if f.List != "" {
 		files = append(files, f.List)
@@ -43,31 +104,30 @@ func (f Files) Mirror() (string, error) {
 		}
 	}
 	var read []string
+	var all []source
 	for _, path := range files {
 		b, err := os.ReadFile(path)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return "", fmt.Errorf("apt sources: %w", err)
+			return nil, read, fmt.Errorf("apt sources: %w", err)
 		}
 		read = append(read, path)
-		var srcs []source
 		if strings.HasSuffix(path, ".sources") {
-			srcs = parseDeb822(b)
+			all = append(all, parseDeb822(b)...)
 		} else {
-			srcs = parseOneLine(b)
-		}
-		for _, s := range srcs {
-			if s.main() {
-				return strings.TrimSuffix(s.uri, "/"), nil
-			}
+			all = append(all, parseOneLine(b)...)
 		}
 	}
 	if len(read) == 0 {
-		return "", fmt.Errorf("%w: none of %s exists", ErrNoMirror, strings.Join(files, ", "))
+		return nil, nil, fmt.Errorf("%w: none of %s exists", ErrNoMirror, strings.Join(files, ", "))
 	}
-	return "", fmt.Errorf("%w (read %s)", ErrNoMirror, strings.Join(read, ", "))
+	return all, read, nil
+}
+
+func noMirror(read []string) error {
+	return fmt.Errorf("%w (read %s)", ErrNoMirror, strings.Join(read, ", "))
 }
 
 type source struct {

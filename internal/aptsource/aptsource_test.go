@@ -64,3 +64,51 @@ func TestMirror(t *testing.T) {
 		})
 	}
 }
+
+func TestImageSources(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		list  string
+		files map[string]string
+		want  string
+	}{
+		{
+			name: "deb822 with updates and security, and a third party's repository",
+			files: map[string]string{
+				"debian.sources": "Types: deb\nURIs: http://mirror.example/debian/\nSuites: bookworm bookworm-updates\nComponents: main\n\n" +
+					"Types: deb\nURIs: http://security.example/debian-security\nSuites: bookworm-security\nComponents: main\n",
+				"other.list": "deb [signed-by=/k.gpg] http://vendor.example/linux/debian bookworm stable\n",
+			},
+			want: "deb http://mirror.example/debian bookworm main\ndeb http://mirror.example/debian bookworm-updates main\ndeb http://security.example/debian-security bookworm-security main\n",
+		},
+		{
+			name: "the release alone",
+			list: "deb http://list.example/debian bookworm main contrib\n",
+			want: "deb http://list.example/debian bookworm main\n",
+		},
+		{
+			name: "another release's suites are not the image's",
+			list: "deb http://list.example/debian trixie main\ndeb http://list.example/debian trixie-updates main\n",
+			want: "deb http://list.example/debian bookworm main\n",
+		},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := Files{List: filepath.Join(dir, "sources.list"), Dir: filepath.Join(dir, "sources.list.d")}
+			os.MkdirAll(f.Dir, 0o755)
+			if tt.list != "" {
+				os.WriteFile(f.List, []byte(tt.list), 0o644)
+			}
+			for name, content := range tt.files {
+				os.WriteFile(filepath.Join(f.Dir, name), []byte(content), 0o644)
+			}
+			got, err := f.ImageSources("bookworm")
+			if err != nil || got != tt.want {
+				t.Errorf("ImageSources = %q, %v, want %q", got, err, tt.want)
+			}
+		})
+	}
+	if _, err := (Files{List: filepath.Join(t.TempDir(), "none")}).ImageSources("bookworm"); !errors.Is(err, ErrNoMirror) {
+		t.Errorf("no sources: %v, want ErrNoMirror", err)
+	}
+}

@@ -23,17 +23,23 @@ import (
 
 // ImageOptions say where an image's Debian comes from.
 type ImageOptions struct {
-	CacheDir string    // the debootstrap root filesystem is kept here
-	Suite    string    // Debian suite, default bookworm
-	Mirror   string    // Debian mirror debootstrap fetches from: required where no registry answers
-	Log      io.Writer // progress of the image's making; apt's output
+	CacheDir string // the debootstrap root filesystem is kept here
+	Suite    string // Debian suite, default bookworm
+	Mirror   string // Debian mirror debootstrap fetches from: required where no registry answers
+	// Sources is the sources.list apt installs an image's packages from
+	// (aptsource.ImageSources: the suites and security archive this
+	// machine's apt uses, so that an image has the package versions a host
+	// run has). "" keeps the base image's own: the release suite alone.
+	Sources string
+	Log     io.Writer // progress of the image's making; apt's output
 }
 
-const defaultSuite = "bookworm"
+// DefaultSuite is the Debian release images are made of.
+const DefaultSuite = "bookworm"
 
 func (o ImageOptions) withDefaults() ImageOptions {
 	if o.Suite == "" {
-		o.Suite = defaultSuite
+		o.Suite = DefaultSuite
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -44,8 +50,9 @@ func (o ImageOptions) withDefaults() ImageOptions {
 // EnsureImage returns the image repo:SUITE-HASH, making it when missing: a
 // Debian base image (pulled where a registry answers, else debootstrapped
 // from the Debian mirror and imported, once), then packages installed into
-// it with apt and committed. The tag names the suite and the package list,
-// so a change of the list makes a new image. Images are made one at a time
+// it with apt (from opt.Sources) and committed. The tag names the suite,
+// the package list and the sources, so a change of either makes a new
+// image. Images are made one at a time
 // (a lock in CacheDir): they share the base.
 //
 // The image is committed from a container rather than built from a
@@ -54,7 +61,11 @@ func (o ImageOptions) withDefaults() ImageOptions {
 // error, when it fails, is in the container's output as it is here.
 func EnsureImage(ctx context.Context, c *client.Client, repo string, packages []string, opt ImageOptions) (string, error) {
 	opt = opt.withDefaults()
-	sum := sha256.Sum256([]byte(opt.Suite + "\n" + strings.Join(packages, " ")))
+	id := opt.Suite + "\n" + strings.Join(packages, " ")
+	if opt.Sources != "" {
+		id += "\n" + opt.Sources
+	}
+	sum := sha256.Sum256([]byte(id))
 	tag := repo + ":" + opt.Suite + "-" + hex.EncodeToString(sum[:])[:12]
 	unlock, err := cachedir.LockContext(ctx, filepath.Join(opt.CacheDir, "docker", "image.lock"), opt.Log)
 	if err != nil {
@@ -74,12 +85,16 @@ func EnsureImage(ctx context.Context, c *client.Client, repo string, packages []
 	// container has no init, and a server started here would be committed
 	// half-running).
 	script := "set -e; export DEBIAN_FRONTEND=noninteractive; printf '#!/bin/sh\\nexit 101\\n' >/usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; " +
+		aptSources(opt.Sources) +
 		"apt-get update -q; apt-get install -y -q --no-install-recommends " +
 		strings.Join(packages, " ") + "; apt-get clean; rm -rf /var/lib/apt/lists/*"
 	// Not Run: the container is committed before it is removed. apt needs
 	// the network, so this one container (running Debian's packages, no
-	// code under test) is on the default bridge.
-	spec := Spec{Image: base, Cmd: []string{"sh", "-c", script}, Labels: Labels("image")}
+	// code under test) is on the default bridge. What the commit keeps of
+	// its configuration every container of the image inherits: so no
+	// environment of its own, and its role but no owner label (a container
+	// that inherited a dead owner would be taken for a leftover).
+	spec := Spec{Image: base, Cmd: []string{"sh", "-c", script}, Labels: map[string]string{LabelRole: "image"}}
 	cfg, _, _, err := spec.configs()
 	if err != nil {
 		return "", err
@@ -97,6 +112,15 @@ func EnsureImage(ctx context.Context, c *client.Client, repo string, packages []
 	}
 	fmt.Fprintf(opt.Log, "made %s in %v\n", tag, time.Since(start).Round(time.Second))
 	return tag, nil
+}
+
+// aptSources is the shell that writes sources as apt's only sources; ""
+// when they are the base image's.
+func aptSources(sources string) string {
+	if sources == "" {
+		return ""
+	}
+	return "printf '%s' '" + strings.ReplaceAll(sources, "'", `'\''`) + "' >/etc/apt/sources.list; rm -f /etc/apt/sources.list.d/*; "
 }
 
 func startAndWait(ctx context.Context, c *client.Client, id string, log io.Writer) error {

@@ -3,6 +3,8 @@ package docker
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -106,5 +108,22 @@ func TestSpecConfigs(t *testing.T) {
 		if _, _, _, err := bad.configs(); err == nil {
 			t.Errorf("%+v: no error", bad)
 		}
+	}
+}
+
+// The sources reach apt as they were, whatever quotes they hold.
+func TestAptSources(t *testing.T) {
+	if aptSources("") != "" {
+		t.Error("no sources: want the base image's")
+	}
+	want := "deb http://mirror.example/debian bookworm main\ndeb http://x.example/it's bookworm-security main\n"
+	out := filepath.Join(t.TempDir(), "sources.list")
+	script := strings.Replace(aptSources(want), "/etc/apt/sources.list;", out+";", 1)
+	script = strings.Replace(script, "rm -f /etc/apt/sources.list.d/*; ", "", 1)
+	if b, err := exec.Command("sh", "-c", script).CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, b)
+	}
+	if got, _ := os.ReadFile(out); string(got) != want {
+		t.Errorf("sources.list %q, want %q", got, want)
 	}
 }

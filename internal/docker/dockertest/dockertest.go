@@ -39,7 +39,8 @@ func Client(t testing.TB) *client.Client {
 }
 
 // ImageOptions are the options images are made with in tests: the cache of
-// PATCHPROOF_CACHE (else the user's), the machine's Debian mirror.
+// PATCHPROOF_CACHE (else the user's), the machine's Debian mirror and
+// suites, as a run makes them.
 func ImageOptions(t testing.TB) docker.ImageOptions {
 	t.Helper()
 	cache := os.Getenv("PATCHPROOF_CACHE")
@@ -62,7 +63,9 @@ func ImageOptions(t testing.TB) docker.ImageOptions {
 			t.Logf("making images, the end of the log:\n%s", log.String())
 		}
 	})
-	return docker.ImageOptions{CacheDir: cache, Mirror: mirror, Log: log}
+	// The sources a run's images have: the same images.
+	sources, _ := aptsource.Default.ImageSources(docker.DefaultSuite)
+	return docker.ImageOptions{CacheDir: cache, Mirror: mirror, Sources: sources, Log: log}
 }
 
 // tail keeps the last 8 KiB written to it.
