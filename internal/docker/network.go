@@ -1,6 +1,8 @@
 package docker
 
 import (
+	cerrdefs "github.com/containerd/errdefs"
+
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -30,7 +32,7 @@ func CreateNetwork(ctx context.Context, c *client.Client, prefix string, labels 
 func RemoveNetwork(ctx context.Context, c *client.Client, name string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), removeTimeout)
 	defer cancel()
-	if err := c.NetworkRemove(ctx, name); err != nil && !client.IsErrNotFound(err) {
+	if err := c.NetworkRemove(ctx, name); err != nil && !cerrdefs.IsNotFound(err) {
 		return fmt.Errorf("remove network %s: %w", name, err)
 	}
 	return nil

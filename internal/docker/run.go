@@ -1,6 +1,8 @@
 package docker
 
 import (
+	cerrdefs "github.com/containerd/errdefs"
+
 	"bytes"
 	"context"
 	"errors"
@@ -130,7 +132,7 @@ func Remove(ctx context.Context, c *client.Client, id string, grace time.Duratio
 		// An error here (it had stopped already) is no reason not to remove.
 		_ = c.ContainerStop(rmCtx, id, container.StopOptions{Timeout: &secs})
 	}
-	if err := c.ContainerRemove(rmCtx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !client.IsErrNotFound(err) {
+	if err := c.ContainerRemove(rmCtx, id, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil && !cerrdefs.IsNotFound(err) {
 		return fmt.Errorf("remove container %s: %w", short(id), err)
 	}
 	return nil
