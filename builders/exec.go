@@ -2,7 +2,6 @@ package builders
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -68,16 +67,11 @@ func (h *Host) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 	cmd.Stdout, cmd.Stderr = c.Output, c.Output
 	proc.KillGroupOnCancel(cmd)
 	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return nil, nil
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case errors.As(err, &ee):
-		return &ExitError{Args: c.Args, Code: ee.ExitCode()}, nil
+	code, failed, execErr := proc.ExitStatus(ctx, c.Args[0], err)
+	if failed {
+		return &ExitError{Args: c.Args, Code: code}, nil
 	}
-	return nil, fmt.Errorf("run %s: %w", c.Args[0], err)
+	return nil, execErr
 }
 
 // ID is the host's compiler.

@@ -9,6 +9,8 @@
 package proc
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os/exec"
@@ -60,4 +62,21 @@ func PortTaken(port int) bool {
 	}
 	l.Close()
 	return false
+}
+
+// ExitStatus splits what exec.Cmd.Run returned into the two outcomes an
+// executor reports: failed with the exit code of a command that ran and
+// exited non-zero, or execErr when it could not be run or was cancelled
+// (the context's error first). Neither, and the command succeeded.
+func ExitStatus(ctx context.Context, name string, err error) (code int, failed bool, execErr error) {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, false, nil
+	case ctx.Err() != nil:
+		return 0, false, ctx.Err()
+	case errors.As(err, &ee):
+		return ee.ExitCode(), true, nil
+	}
+	return 0, false, fmt.Errorf("run %s: %w", name, err)
 }

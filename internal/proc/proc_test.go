@@ -2,9 +2,11 @@ package proc
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -50,5 +52,23 @@ func TestKillGroupOnCancel(t *testing.T) {
 			t.Fatalf("process group %d still has processes", cmd.Process.Pid)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestExitStatus(t *testing.T) {
+	ctx := context.Background()
+	if code, failed, err := ExitStatus(ctx, "true", exec.CommandContext(ctx, "true").Run()); code != 0 || failed || err != nil {
+		t.Errorf("true: %d %v %v", code, failed, err)
+	}
+	if code, failed, err := ExitStatus(ctx, "sh", exec.CommandContext(ctx, "sh", "-c", "exit 3").Run()); code != 3 || !failed || err != nil {
+		t.Errorf("exit 3: %d %v %v, want 3, failed", code, failed, err)
+	}
+	if _, failed, err := ExitStatus(ctx, "no-such-program", exec.CommandContext(ctx, "no-such-program-pp").Run()); failed || err == nil || !strings.Contains(err.Error(), "run no-such-program") {
+		t.Errorf("missing program: failed %v, err %v", failed, err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, failed, err := ExitStatus(cctx, "sleep", exec.CommandContext(cctx, "sleep", "5").Run()); failed || !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: failed %v, err %v", failed, err)
 	}
 }

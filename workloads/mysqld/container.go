@@ -117,15 +117,9 @@ func startContainer(ctx context.Context, opt Options) (*Server, error) {
 	if err := s.pickSocket(filepath.Join(dir, "sock")); err != nil {
 		return nil, fmt.Errorf("start mariadb: %w", err)
 	}
-	initFile := filepath.Join(dir, "init.sql")
-	s.clientConf = filepath.Join(dir, "client.cnf")
-	err = errors.Join(
-		os.WriteFile(initFile, []byte(initSQL(opt.User, opt.Password, s.accounts)), 0o600),
-		os.WriteFile(s.clientConf, []byte(s.clientConfig()), 0o600),
-	)
+	initFile, err := s.writeConfigs(dir)
 	if err != nil {
-		s.removeSockDir()
-		return nil, fmt.Errorf("start mariadb: %w", err)
+		return nil, err
 	}
 	installUser := ""
 	if strings.HasPrefix(user, "0:") || user == "0" {

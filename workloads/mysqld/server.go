@@ -132,15 +132,9 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	if err := s.pickSocket(s.Dir); err != nil {
 		return nil, fmt.Errorf("start mariadb: %w", err)
 	}
-	initFile := filepath.Join(dir, "init.sql")
-	s.clientConf = filepath.Join(dir, "client.cnf")
-	err = errors.Join(
-		os.WriteFile(initFile, []byte(initSQL(opt.User, opt.Password, s.accounts)), 0o600),
-		os.WriteFile(s.clientConf, []byte(s.clientConfig()), 0o600),
-	)
+	initFile, err := s.writeConfigs(dir)
 	if err != nil {
-		s.removeSockDir()
-		return nil, fmt.Errorf("start mariadb: %w", err)
+		return nil, err
 	}
 
 	for attempt := 1; ; attempt++ {
@@ -482,4 +476,21 @@ func tail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// writeConfigs writes the server's init file (its accounts) and the
+// client's option file into dir, both mode 0600: they hold the password.
+// It returns the init file's path; on failure the socket dir is removed.
+func (s *Server) writeConfigs(dir string) (string, error) {
+	initFile := filepath.Join(dir, "init.sql")
+	s.clientConf = filepath.Join(dir, "client.cnf")
+	err := errors.Join(
+		os.WriteFile(initFile, []byte(initSQL(s.opt.User, s.opt.Password, s.accounts)), 0o600),
+		os.WriteFile(s.clientConf, []byte(s.clientConfig()), 0o600),
+	)
+	if err != nil {
+		s.removeSockDir()
+		return "", fmt.Errorf("start mariadb: %w", err)
+	}
+	return initFile, nil
 }

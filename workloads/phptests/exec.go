@@ -2,7 +2,6 @@ package phptests
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -71,16 +70,11 @@ func (Host) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 	if cmd.Process != nil {
 		_ = proc.KillGroup(cmd.Process.Pid)
 	}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return nil, nil
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case errors.As(err, &ee):
-		return &ExitError{Args: c.Args, Code: ee.ExitCode()}, nil
+	code, failed, execErr := proc.ExitStatus(ctx, c.Args[0], err)
+	if failed {
+		return &ExitError{Args: c.Args, Code: code}, nil
 	}
-	return nil, fmt.Errorf("run %s: %w", c.Args[0], err)
+	return nil, execErr
 }
 
 // hostEnv is a host run's environment: the parent's without the CI's
