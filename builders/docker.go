@@ -91,3 +91,17 @@ type ImageOptions = docker.ImageOptions
 func EnsureBuildImage(ctx context.Context, c *client.Client, opt ImageOptions) (string, error) {
 	return docker.EnsureImage(ctx, c, "patchproof-build", BuildPackages, opt)
 }
+
+// ServePackages are installed in the serve image: the build image's (so
+// that a build's libraries are there, at the versions it was built
+// against, and the compiler's ThreadSanitizer runtime), Apache to load a
+// ZTS build's module, valgrind to count its instructions.
+var ServePackages = append(append([]string{}, BuildPackages...), "apache2", "valgrind")
+
+// EnsureServeImage returns the image a build's servers run in, making it
+// when missing, as EnsureBuildImage does. It is an image of its own so
+// that the build image, which names every build's cache key, stays as it
+// is.
+func EnsureServeImage(ctx context.Context, c *client.Client, opt ImageOptions) (string, error) {
+	return docker.EnsureImage(ctx, c, "patchproof-serve", ServePackages, opt)
+}

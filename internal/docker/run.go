@@ -39,10 +39,17 @@ type Spec struct {
 
 	Memory int64 // bytes; 0 for no limit (and then no swap limit either)
 	Pids   int64 // 0 for no limit
+	// CPUs is the cpuset the container's processes may run on ("0-3,8");
+	// "" for any.
+	CPUs string
 	// Confined drops every capability, forbids gaining privileges (setuid
 	// files) and makes the root filesystem read-only with a private tmpfs on
 	// /tmp: for containers that run code under test.
 	Confined bool
+	// Caps are the capabilities a Confined container keeps (CHOWN,
+	// SETUID, ...): a server that starts as root and switches to another
+	// user needs SETUID, SETGID and KILL, nothing else.
+	Caps []string
 }
 
 // Bind is a host directory bound into a container at the same path.
@@ -72,12 +79,14 @@ func (s Spec) configs() (*container.Config, *container.HostConfig, *network.Netw
 	if s.Memory > 0 {
 		host.MemorySwap = s.Memory // no swap beyond the limit
 	}
+	host.CpusetCpus = s.CPUs
 	if s.Pids > 0 {
 		pids := s.Pids
 		host.PidsLimit = &pids
 	}
 	if s.Confined {
 		host.CapDrop = []string{"ALL"}
+		host.CapAdd = s.Caps
 		host.SecurityOpt = []string{"no-new-privileges"}
 		host.ReadonlyRootfs = true
 		host.Tmpfs = map[string]string{"/tmp": "rw,nosuid,nodev,size=256m"}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -70,5 +71,18 @@ func TestExitStatus(t *testing.T) {
 	cancel()
 	if _, failed, err := ExitStatus(cctx, "sleep", exec.CommandContext(cctx, "sleep", "5").Run()); failed || !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: failed %v, err %v", failed, err)
+	}
+}
+
+// In this process's own namespace a PID is itself; a PID that no process
+// has is an error.
+func TestHostPIDSameNamespace(t *testing.T) {
+	self := os.Getpid()
+	got, err := HostPID(self, self)
+	if err != nil || got != self {
+		t.Fatalf("HostPID(self, self) = %d, %v; want %d", got, err, self)
+	}
+	if _, err := HostPID(self, 1<<30); err == nil {
+		t.Fatal("HostPID of a PID no process has: no error")
 	}
 }

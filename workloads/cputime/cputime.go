@@ -30,6 +30,9 @@ type Source string
 const (
 	SourceCgroup2 Source = "cgroup2"
 	SourceProc    Source = "proc"
+	// SourceContainer is the cgroup of a server's container, as the
+	// container engine reads it.
+	SourceContainer Source = "container-cgroup"
 )
 
 // A Meter reads the CPU time used so far, user and system together.

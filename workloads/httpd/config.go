@@ -16,7 +16,7 @@ import (
 var confTemplate = template.Must(template.New("httpd.conf").Funcs(template.FuncMap{"q": quote, "path": filepath.Join}).Parse(`# Written by patchproof; see workloads/httpd.
 ServerRoot {{q .Dir}}
 ServerName 127.0.0.1
-Listen 127.0.0.1:{{.Port}}
+Listen {{.Listen}}
 PidFile {{q .PidFile}}
 DefaultRuntimeDir {{q .Dir}}
 ErrorLog {{q .ErrorLog}}
@@ -76,6 +76,7 @@ type envVar struct{ Name, Value string }
 type confData struct {
 	Options
 	Port                                      int
+	Listen                                    string
 	PidFile, ErrorLog, DocRoot, AccessLogPath string
 	SwitchUser                                bool
 	MaxSpare                                  int
@@ -97,6 +98,7 @@ func (s *Server) confData() confData {
 	d := confData{
 		Options:       s.opt,
 		Port:          s.Port,
+		Listen:        fmt.Sprintf("127.0.0.1:%d", s.Port),
 		PidFile:       filepath.Join(s.Dir, pidName),
 		ErrorLog:      s.ErrorLog,
 		DocRoot:       s.DocRoot,
@@ -105,6 +107,11 @@ func (s *Server) confData() confData {
 		// Idle threads can never exceed Threads, so Apache never retires
 		// the one child for having too many.
 		MaxSpare: s.opt.Threads + 1,
+	}
+	if s.ctr != nil || s.opt.Container != nil {
+		// Every address of the container's own network namespace: the load
+		// comes from outside it.
+		d.Listen = fmt.Sprint(s.Port)
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.opt.Env)) {
 		d.Env = append(d.Env, envVar{k, s.opt.Env[k]})

@@ -15,7 +15,7 @@ const (
 	// KindApache is Debian's apache2 with mpm_event on this machine (the
 	// default).
 	KindApache Kind = "apache"
-	// KindApacheDocker would run the same server in a container.
+	// KindApacheDocker is the same server in a container (Options.Container).
 	KindApacheDocker Kind = "apache-docker"
 	// KindFrankenPHP would run FrankenPHP in worker mode, as the report
 	// does, from the dunglas/frankenphp image.
@@ -31,7 +31,7 @@ func (k Kind) Available() error {
 	case KindFrankenPHP:
 		return &UnavailableError{Kind: k, Reason: "FrankenPHP runs from the dunglas/frankenphp image, and no container registry can be reached from here"}
 	case KindApacheDocker:
-		return &UnavailableError{Kind: k, Reason: "Apache in a container is not implemented; the host's Apache (kind apache) runs the same server"}
+		return nil // given Options.Container
 	}
 	return fmt.Errorf("unknown server kind %q (apache, apache-docker, frankenphp)", k)
 }
@@ -102,6 +102,9 @@ type Options struct {
 	// CgroupFD, when positive, is an open cgroup v2 directory the server
 	// starts in (CLONE_INTO_CGROUP).
 	CgroupFD int
+	// Container, when set, runs the server in a container (KindApacheDocker);
+	// CPUs is then its cpuset, and Apache, CgroupFD are not used.
+	Container *Container
 
 	// User and Group are what Apache's child runs as when Start runs as
 	// root; default www-data. Apache refuses to serve as root.

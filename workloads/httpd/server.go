@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/patchproof/patchproof/internal/childenv"
+	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/internal/proc"
 	"github.com/patchproof/patchproof/workloads/service"
 )
@@ -24,16 +26,24 @@ import (
 // Server is a running PHP server.
 type Server struct {
 	Kind Kind
-	Port int    // on 127.0.0.1
-	PID  int    // the server's first process (Apache's parent); also its process group
-	Dir  string // the run dir
+	// Host and Port are where the server listens: 127.0.0.1 on this host,
+	// the container's address on its network for a server in a container.
+	Host string
+	Port int
+	// PID is the server's first process (Apache's parent), by this host's
+	// PID; on this host also its process group.
+	PID int
+	Dir string // the run dir
+	// ContainerID is the server's container, for a server in one.
+	ContainerID string
 
 	DocRoot   string
 	ErrorLog  string // Apache's error log; PHP's errors go there too
 	AccessLog string // empty unless Options.AccessLog
 
 	opt  Options
-	proc *service.Process
+	proc *service.Process // on this host
+	ctr  *docker.Service  // in a container
 
 	stopOnce sync.Once
 	stopErr  error
@@ -44,11 +54,16 @@ func (s *Server) URL(path string) string {
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path
 	}
-	return fmt.Sprintf("http://127.0.0.1:%d%s", s.Port, path)
+	return fmt.Sprintf("http://%s%s", net.JoinHostPort(s.Host, strconv.Itoa(s.Port)), path)
 }
 
 // Exited is closed when the server's first process has exited.
-func (s *Server) Exited() <-chan struct{} { return s.proc.Exited() }
+func (s *Server) Exited() <-chan struct{} {
+	if s.ctr != nil {
+		return s.ctr.Exited()
+	}
+	return s.proc.Exited()
+}
 
 // Start writes the server's files into opt.Dir, starts it and waits until
 // opt.Probe answers as expected. Cancelling ctx stops the server at any
@@ -57,6 +72,9 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	opt = opt.withDefaults()
 	if err := opt.Kind.Available(); err != nil {
 		return nil, fmt.Errorf("start server: %w", err)
+	}
+	if opt.Kind == KindApacheDocker && opt.Container == nil {
+		return nil, errors.New("start apache in a container: no container given")
 	}
 	if opt.Dir == "" {
 		return nil, errors.New("start apache: no run dir given")
@@ -79,15 +97,12 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		return nil, fmt.Errorf("start apache: PHP module: %w", err)
 	}
 	opt.Module = module
-	apache, err := lookApache(opt.Apache)
-	if err != nil {
-		return nil, fmt.Errorf("start apache: %w", err)
-	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("start apache: %w", err)
 	}
 	s := &Server{
 		Kind:     opt.Kind,
+		Host:     "127.0.0.1",
 		Dir:      dir,
 		DocRoot:  filepath.Join(dir, docRootName),
 		ErrorLog: filepath.Join(dir, errorLogName),
@@ -104,6 +119,13 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 			return nil, fmt.Errorf("start apache: %w", err)
 		}
 	}
+	if opt.Container != nil {
+		return s, s.startContainer(ctx)
+	}
+	apache, err := lookApache(opt.Apache)
+	if err != nil {
+		return nil, fmt.Errorf("start apache: %w", err)
+	}
 
 	for attempt := 1; ; attempt++ {
 		if s.Port, err = proc.FreePort(); err != nil {
@@ -117,7 +139,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		if err != nil {
 			return nil, err
 		}
-		err = s.waitReady(ctx, p, logStart)
+		err = s.waitReady(ctx, p.Exited(), p.WaitErr, logStart)
 		if err == nil {
 			s.proc, s.PID = p, p.Pid()
 			fmt.Fprintf(opt.Log, "apache: ready on 127.0.0.1:%d (pid %d, %d threads)\n", s.Port, p.Pid(), opt.Threads)
@@ -188,7 +210,7 @@ func (s *Server) launch(ctx context.Context, apache string) (*service.Process, e
 
 // waitReady polls the probe until it answers as expected; it fails at once
 // when the server exits, with the new part of the error log.
-func (s *Server) waitReady(ctx context.Context, p *service.Process, logStart int64) error {
+func (s *Server) waitReady(ctx context.Context, exited <-chan struct{}, waitErr func() error, logStart int64) error {
 	deadline := time.Now().Add(s.opt.StartTimeout)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
@@ -196,8 +218,8 @@ func (s *Server) waitReady(ctx context.Context, p *service.Process, logStart int
 	var last error
 	for {
 		select {
-		case <-p.Exited():
-			return fmt.Errorf("start apache: exited during start-up (%v): %s", p.WaitErr(), s.logSince(logStart))
+		case <-exited:
+			return fmt.Errorf("start apache: exited during start-up (%v): %s", waitErr(), s.logSince(logStart))
 		case <-ctx.Done():
 			return fmt.Errorf("start apache: %w", ctx.Err())
 		case <-tick.C:
@@ -266,6 +288,10 @@ func (s *Server) Stop() error {
 		return nil
 	}
 	s.stopOnce.Do(func() {
+		if s.ctr != nil {
+			s.stopErr = s.stopContainer()
+			return
+		}
 		if s.proc.HasExited() && !s.proc.StopRequested() {
 			s.stopErr = fmt.Errorf("stop apache: it had exited by itself (%v): %s", s.proc.WaitErr(), s.logSince(0))
 		}

@@ -1,0 +1,184 @@
+package httpd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/client"
+
+	"github.com/patchproof/patchproof/internal/docker"
+	"github.com/patchproof/patchproof/internal/proc"
+	"github.com/patchproof/patchproof/workloads/cputime"
+)
+
+// Container runs the server in a container of an image that has Debian's
+// apache2 (and valgrind, for a Wrap), instead of on this host: the
+// module under test is then never loaded by a process of this host. The
+// container binds the run dir read-write, the module's directory and Binds
+// as given, all at their host paths, so the configuration reads the same
+// on both sides. It is on Network (the run's internal network: its
+// database, no route out), which this host reaches it on; it has no
+// capabilities but those Apache needs to switch to its user, a read-only
+// root, memory and pids limits, and an environment of PATH, HOME and
+// Options.Environ alone.
+type Container struct {
+	Client  *client.Client
+	Image   string
+	Network string
+	// Binds are what else the server reads or writes: the database's
+	// socket, a preloaded library, a directory its reports go to.
+	Binds  []docker.Bind
+	Labels map[string]string // added to patchproof=server (an owner)
+	Memory int64             // bytes; default 4 GiB
+	Pids   int64             // default 4096
+}
+
+// Container defaults. Apache's port is its own inside the container's
+// network namespace: no other process there can hold it.
+const (
+	containerPort   = 8080
+	containerMemory = 4 << 30
+	containerPids   = 4096
+	containerApache = "/usr/sbin/apache2"
+	containerPath   = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+)
+
+// spec is the container the server runs in.
+func (s *Server) spec() docker.Spec {
+	c := s.opt.Container
+	// CPUs become the container's cpuset, not a taskset inside it.
+	args := append(append([]string{}, s.opt.Wrap...), containerApache, "-d", s.Dir, "-f", filepath.Join(s.Dir, confName), "-DFOREGROUND")
+	if s.opt.SingleProcess {
+		args = append(args, "-X")
+	}
+	spec := docker.Spec{
+		Image:    c.Image,
+		Cmd:      args,
+		Env:      append([]string{"PATH=" + containerPath, "HOME=/tmp"}, s.opt.Environ...),
+		Dir:      s.Dir,
+		User:     containerUser(),
+		Network:  c.Network,
+		Labels:   map[string]string{docker.LabelRole: "server"},
+		Memory:   c.Memory,
+		Pids:     c.Pids,
+		CPUs:     s.opt.CPUs,
+		Confined: true,
+		Binds:    append([]docker.Bind{{Path: s.Dir}, {Path: filepath.Dir(s.opt.Module), ReadOnly: true}}, c.Binds...),
+	}
+	if spec.User == "" {
+		// Apache starts as root and switches to its user: it needs to set
+		// its IDs, and to signal its child once it has.
+		spec.Caps = []string{"SETUID", "SETGID", "KILL"}
+	}
+	maps.Copy(spec.Labels, c.Labels)
+	if spec.Memory == 0 {
+		spec.Memory = containerMemory
+	}
+	if spec.Pids == 0 {
+		spec.Pids = containerPids
+	}
+	return spec
+}
+
+// containerUser is the uid:gid the server's container runs as: this
+// process's, so that what Apache writes in the run dir is its own, or ""
+// (the image's root, which switches to www-data as on a host) for root.
+func containerUser() string {
+	if os.Getuid() == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+}
+
+func (s *Server) startContainer(ctx context.Context) error {
+	c := s.opt.Container
+	if c.Client == nil || c.Image == "" || c.Network == "" {
+		return errors.New("start apache in a container: no Docker client, image or network given")
+	}
+	s.Kind, s.Port = KindApacheDocker, containerPort
+	if err := s.writeConfig(); err != nil {
+		return fmt.Errorf("start apache: %w", err)
+	}
+	out, err := os.OpenFile(filepath.Join(s.Dir, outName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("start apache: %w", err)
+	}
+	spec := s.spec()
+	fmt.Fprintf(s.opt.Log, "apache: container of %s on network %s: %s\n", c.Image, c.Network, strings.Join(spec.Cmd, " "))
+	svc, err := docker.StartService(ctx, c.Client, spec, out)
+	if err != nil {
+		out.Close()
+		return fmt.Errorf("start apache: %w", err)
+	}
+	s.ctr, s.ContainerID = svc, svc.ID
+	fail := func(err error) error {
+		return errors.Join(err, s.stopContainer())
+	}
+	go func() {
+		<-svc.Exited()
+		svc.Stop(0) // the log stream ends with the container
+		out.Close()
+	}()
+	if s.Host, err = svc.IP(ctx, c.Network); err != nil {
+		return fail(fmt.Errorf("start apache: %w", err))
+	}
+	if s.PID, err = svc.InitPID(ctx); err != nil {
+		return fail(fmt.Errorf("start apache: %w", err))
+	}
+	if err := s.waitReady(ctx, svc.Exited(), svc.ExitErr, 0); err != nil {
+		return fail(err)
+	}
+	// Cancelling ctx stops the server, as it does one on this host.
+	go func() {
+		select {
+		case <-ctx.Done():
+			s.Stop()
+		case <-svc.Exited():
+		}
+	}()
+	fmt.Fprintf(s.opt.Log, "apache: ready in container %.12s on %s:%d (%d threads)\n", svc.ID, s.Host, s.Port, s.opt.Threads)
+	return nil
+}
+
+// stopContainer stops the server's container (SIGTERM to Apache's parent,
+// SIGKILL after StopTimeout) and removes it. A container that had ended by
+// itself is an error, as a host server that had.
+func (s *Server) stopContainer() error {
+	var died error
+	if s.ctr.HasExited() {
+		died = fmt.Errorf("stop apache: its container had exited by itself (%v): %s", s.ctr.ExitErr(), s.logSince(0))
+	}
+	return errors.Join(died, s.ctr.Stop(s.opt.StopTimeout))
+}
+
+// containerMeter reads the CPU time of the server's container.
+type containerMeter struct{ svc *docker.Service }
+
+func (m containerMeter) Usage() (time.Duration, error) { return m.svc.CPUUsage() }
+func (containerMeter) Source() cputime.Source          { return cputime.SourceContainer }
+
+// Meter is what measures the server's CPU time when it has its own: the
+// cgroup of its container. For a server on this host it is nil, and the
+// caller's cgroup or process group measures it.
+func (s *Server) Meter() cputime.Meter {
+	if s == nil || s.ctr == nil {
+		return nil
+	}
+	return containerMeter{s.ctr}
+}
+
+// HostPID is this host's PID of the server's process pid, as the process
+// itself knows it (getpid() in a container differs): for a server on this
+// host, pid.
+func (s *Server) HostPID(pid int) (int, error) {
+	if s.ctr == nil {
+		return pid, nil
+	}
+	return proc.HostPID(s.PID, pid)
+}
