@@ -1,9 +1,16 @@
 package pipeline
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"os/exec"
 	"slices"
 	"sort"
+
+	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/docker"
+	"github.com/patchproof/patchproof/workloads/mysqld"
 )
 
 // Requirement is a host tool a stage needs.
@@ -48,13 +55,18 @@ func Requirements(builder string) []Requirement {
 			Requirement{Stage: "tests", Tool: "mariadb", Package: "mariadb-client", Why: "loads the benchmark's data and checks the server"},
 		)
 	}
+	if builder != "docker" {
+		// Under docker Apache and valgrind are in the serve image.
+		reqs = append(reqs,
+			Requirement{Stage: "race", Tool: "apache2", Package: "apache2", Why: "16 threads of one process serve the concurrency check"},
+			Requirement{Stage: "bench", Tool: "apache2", Package: "apache2", Why: "mpm_event with 16 threads loads the ZTS module"},
+			Requirement{Stage: "bench", Tool: "valgrind", Package: "valgrind", Why: "callgrind counts instructions per request"},
+		)
+	}
 	reqs = append(reqs,
-		Requirement{Stage: "race", Tool: "apache2", Package: "apache2", Why: "16 threads of one process serve the concurrency check"},
 		Requirement{Stage: "race", Tool: "addr2line", Package: "binutils", Why: "names the frames of ThreadSanitizer's reports"},
 		Requirement{Stage: "race", Tool: "gcc", Package: "libtsan2", Why: "-fsanitize=thread and the TSan runtime (gcc -print-file-name=libtsan.so)"},
-		Requirement{Stage: "bench", Tool: "apache2", Package: "apache2", Why: "mpm_event with 16 threads loads the ZTS module"},
 		Requirement{Stage: "bench", Tool: "wrk", Package: "wrk", Why: "the HTTP load"},
-		Requirement{Stage: "bench", Tool: "valgrind", Package: "valgrind", Why: "callgrind counts instructions per request"},
 		Requirement{Stage: "bench", Tool: "gcc", Package: "gcc", Why: "compiles the lock counter"},
 	)
 	for i := range reqs {
@@ -81,4 +93,54 @@ func MissingPackages(reqs []Requirement) []string {
 	}
 	sort.Strings(pkgs)
 	return pkgs
+}
+
+// DockerCheck is one thing --builder docker needs of the engine and this
+// machine, and whether it is there.
+type DockerCheck struct {
+	What   string `json:"what"`
+	OK     bool   `json:"ok"`
+	Status string `json:"status"`
+}
+
+// DockerChecks says whether the engine answers and is new enough, where
+// the images come from and whether they are made already: what
+// `doctor --builder docker` shows. An image not made yet is no fault: the
+// first run makes it.
+func DockerChecks(ctx context.Context, cfg *Config) []DockerCheck {
+	var out []DockerCheck
+	c, err := docker.Connect(ctx)
+	if err != nil {
+		return append(out, DockerCheck{What: "engine", Status: err.Error()})
+	}
+	defer c.Close()
+	engine := DockerCheck{What: "engine", OK: true, Status: "answers at " + c.DaemonHost()}
+	if v, err := c.ServerVersion(ctx); err == nil {
+		engine.Status = fmt.Sprintf("Docker %s (Engine API %s, this client %s) at %s", v.Version, v.APIVersion, c.ClientVersion(), c.DaemonHost())
+	}
+	out = append(out, engine)
+	r := &Run{Config: cfg}
+	opt := r.imageOptions(io.Discard)
+	mirror := DockerCheck{What: "Debian mirror", OK: opt.Mirror != "", Status: opt.Mirror}
+	if opt.Mirror == "" {
+		mirror.Status = "none in this machine's apt sources: set PATCHPROOF_DEBIAN_MIRROR (images are made from Debian's packages)"
+	}
+	out = append(out, mirror)
+	for _, img := range []struct {
+		repo     string
+		packages []string
+		why      string
+	}{
+		{"patchproof-build", builders.BuildPackages, "the builds"},
+		{"patchproof-serve", builders.ServePackages, "Apache with a build's module (race, bench)"},
+		{"patchproof-mariadb", mysqld.ImagePackages, "the database"},
+	} {
+		tag := docker.ImageTag(img.repo, img.packages, opt)
+		st := DockerCheck{What: "image " + img.repo, OK: true, Status: "made (" + tag + ") for " + img.why}
+		if _, err := c.ImageInspect(ctx, tag); err != nil {
+			st.Status = "not made yet: the first run makes " + tag + " from the Debian mirror, for " + img.why
+		}
+		out = append(out, st)
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -36,6 +37,19 @@ func doctorCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	tw.Flush()
 	if pkgs := pipeline.MissingPackages(reqs); len(pkgs) > 0 {
 		fmt.Fprintf(stdout, "\nInstall what is missing:\n  apt-get install -y --no-install-recommends %s\n", strings.Join(pkgs, " "))
+	}
+	if *builder == "docker" {
+		fmt.Fprintln(stdout, "\nDocker mode:")
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		for _, c := range pipeline.DockerChecks(ctx, &pipeline.Config{Getenv: os.Getenv}) {
+			mark := "ok"
+			if !c.OK {
+				mark = "MISSING"
+				missingRequired++
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", c.What, mark, c.Status)
+		}
+		tw.Flush()
 	}
 	if missingRequired > 0 {
 		return fmt.Errorf("doctor: %d required tools missing", missingRequired)

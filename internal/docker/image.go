@@ -47,6 +47,17 @@ func (o ImageOptions) withDefaults() ImageOptions {
 	return o
 }
 
+// ImageTag is the tag EnsureImage gives the image of repo with packages.
+func ImageTag(repo string, packages []string, opt ImageOptions) string {
+	opt = opt.withDefaults()
+	id := opt.Suite + "\n" + strings.Join(packages, " ")
+	if opt.Sources != "" {
+		id += "\n" + opt.Sources
+	}
+	sum := sha256.Sum256([]byte(id))
+	return repo + ":" + opt.Suite + "-" + hex.EncodeToString(sum[:])[:12]
+}
+
 // EnsureImage returns the image repo:SUITE-HASH, making it when missing: a
 // Debian base image (pulled where a registry answers, else debootstrapped
 // from the Debian mirror and imported, once), then packages installed into
@@ -61,12 +72,7 @@ func (o ImageOptions) withDefaults() ImageOptions {
 // error, when it fails, is in the container's output as it is here.
 func EnsureImage(ctx context.Context, c *client.Client, repo string, packages []string, opt ImageOptions) (string, error) {
 	opt = opt.withDefaults()
-	id := opt.Suite + "\n" + strings.Join(packages, " ")
-	if opt.Sources != "" {
-		id += "\n" + opt.Sources
-	}
-	sum := sha256.Sum256([]byte(id))
-	tag := repo + ":" + opt.Suite + "-" + hex.EncodeToString(sum[:])[:12]
+	tag := ImageTag(repo, packages, opt)
 	unlock, err := cachedir.LockContext(ctx, filepath.Join(opt.CacheDir, "docker", "image.lock"), opt.Log)
 	if err != nil {
 		return "", err
