@@ -200,7 +200,12 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 		return nil, fmt.Errorf("build %s: copy source: %w", s.Label, err)
 	}
 	// LC_ALL=C: compiler messages in plain ASCII, the same on every machine.
-	env := append([]string{"LC_ALL=C"}, Env(s.Variant)...)
+	// The locale variables and PHP_UNAME are set whatever this host has, so
+	// that a build on this host and one in a container configure and
+	// compile alike, byte for byte, and share their ccache entries: ccache
+	// hashes the locale, and configure puts uname -a, host name included,
+	// into php_config.h, which every file includes.
+	env := append([]string{"LC_ALL=C", "LANG=C", "LC_CTYPE=C", "LC_MESSAGES=C", "PHP_UNAME=" + unameForBuild()}, Env(s.Variant)...)
 	if b.CCache {
 		env = append(env, "CC=ccache gcc", "CCACHE_DIR="+filepath.Join(b.CacheDir, "ccache"),
 			"CCACHE_BASEDIR="+tmp, "CCACHE_NOHASHDIR=1")
@@ -576,4 +581,25 @@ func tail(s string, n int) string {
 		s = "…" + s[len(s)-n:]
 	}
 	return s
+}
+
+// unameForBuild is what a build's php -i reports as its system: the
+// kernel's name, release and machine, without the host's name, which
+// differs between this host and a container.
+func unameForBuild() string {
+	var u syscall.Utsname
+	if err := syscall.Uname(&u); err != nil {
+		return "Linux"
+	}
+	str := func(b [65]int8) string {
+		var out []byte
+		for _, c := range b {
+			if c == 0 {
+				break
+			}
+			out = append(out, byte(c))
+		}
+		return string(out)
+	}
+	return str(u.Sysname) + " " + str(u.Release) + " " + str(u.Machine)
 }

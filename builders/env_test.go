@@ -86,3 +86,16 @@ func TestDockerEnvironmentHasNoTokens(t *testing.T) {
 		t.Errorf("the container lacks the build's LC_ALL:\n%s", out.String())
 	}
 }
+
+// The system a build records is the kernel's, not this host's name: a
+// container's build configures the same php_config.h as this host's.
+func TestUnameForBuildHasNoHostName(t *testing.T) {
+	u := unameForBuild()
+	host, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(u, "Linux ") || strings.Count(u, " ") != 2 || (len(host) > 3 && strings.Contains(u, host)) {
+		t.Errorf("unameForBuild() = %q (host %q): want \"Linux RELEASE MACHINE\"", u, host)
+	}
+}
