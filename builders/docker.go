@@ -19,12 +19,15 @@ var BuildPackages = []string{
 }
 
 // Docker runs commands in containers of a build image, through the Docker
-// Engine API. Mounts are bound at the same path inside, so a build directory
-// has one name on both sides. Every container is removed on every exit path.
+// Engine API. A command's directory (the build being made) and Mounts are
+// bound read-write at the same path inside, so a build directory has one
+// name on both sides, and nothing else of the host is: not the cache's
+// other builds, which a build could otherwise change. Every container is
+// removed on every exit path.
 type Docker struct {
 	Client *client.Client
 	Image  string   // the build image's ID or reference
-	Mounts []string // host directories bound read-write at the same path
+	Mounts []string // host directories bound read-write besides the command's (ccache's)
 	User   string   // uid:gid to run as; "" for the image's default
 	// Labels are added to every container, beside patchproof=build, which
 	// the runners' clean-up step looks for.
@@ -67,6 +70,9 @@ func (d *Docker) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 		Labels: map[string]string{docker.LabelRole: "build"},
 	}
 	maps.Copy(spec.Labels, d.Labels)
+	if c.Dir != "" {
+		spec.Binds = append(spec.Binds, docker.Bind{Path: c.Dir})
+	}
 	for _, m := range d.Mounts {
 		spec.Binds = append(spec.Binds, docker.Bind{Path: m})
 	}

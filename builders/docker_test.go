@@ -105,3 +105,33 @@ func TestDockerBuild(t *testing.T) {
 		t.Errorf("executor = %q", res.Executor)
 	}
 }
+
+// A command in a build container writes its own directory and ccache's,
+// and cannot reach the cache's other builds: they are not in the
+// container at all.
+func TestDockerExecSeesOnlyItsBuild(t *testing.T) {
+	cache := t.TempDir()
+	ccache, mine, other := filepath.Join(cache, "ccache"), filepath.Join(cache, "builds", "mine.tmp-1"), filepath.Join(cache, "builds", "other")
+	for _, d := range []string{ccache, mine, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(other, "php"), []byte("trusted\n"), 0o755)
+	d := dockerForTest(t, testCache(t))
+	d.Mounts = []string{ccache}
+	script := `touch ok ` + ccache + `/ok; echo poison > ` + other + `/php 2>/dev/null; ls ` + other + ` >/dev/null 2>&1 && echo "other visible" || echo "other not visible"`
+	var out bytes.Buffer
+	runErr, execErr := d.Exec(context.Background(), Cmd{Dir: mine, Args: []string{"sh", "-c", script}, Output: &out})
+	if runErr != nil || execErr != nil {
+		t.Fatalf("%v %v: %s", runErr, execErr, out.String())
+	}
+	for _, f := range []string{filepath.Join(mine, "ok"), filepath.Join(ccache, "ok")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("the build could not write %s: %v", f, err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(other, "php")); string(b) != "trusted\n" || !strings.Contains(out.String(), "other not visible") {
+		t.Errorf("another build: %q, the container said %q", b, out.String())
+	}
+}

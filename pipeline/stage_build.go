@@ -183,7 +183,13 @@ func newBuilder(ctx context.Context, r *Run) (*builders.Builder, error) {
 		if err != nil {
 			return nil, err
 		}
-		d := &builders.Docker{Client: c, Image: img, Mounts: []string{r.Cache}, User: dockerUser(), Labels: docker.Labels("build")}
+		// The build's own directory and ccache's, nothing else of the
+		// cache: the other builds are out of the code under test's reach.
+		ccache := filepath.Join(r.Cache, "ccache")
+		if err := os.MkdirAll(ccache, 0o755); err != nil {
+			return nil, err
+		}
+		d := &builders.Docker{Client: c, Image: img, Mounts: []string{ccache}, User: dockerUser(), Labels: docker.Labels("build")}
 		b.Exec, b.CCache, b.Apxs = d, true, "/usr/bin/apxs2"
 	default:
 		return nil, fmt.Errorf("unknown builder %q", r.Config.Builder)
