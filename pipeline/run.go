@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/patchproof/patchproof/internal/cachedir"
+	"github.com/patchproof/patchproof/internal/proc"
 	"github.com/patchproof/patchproof/pipeline/report"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
@@ -163,6 +164,17 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 	out, err := prepareOut(cfg.Out)
 	if err != nil {
 		return nil, err
+	}
+	// The patchproof process marks what it starts (cmd/patchproof): it
+	// claims --out, and stops what a killed run there left running.
+	if proc.Marked() {
+		killed, err := proc.ClaimDir(out)
+		if err != nil {
+			return nil, &results.InputError{Input: "--out " + cfg.Out, Err: err}
+		}
+		if len(killed) > 0 {
+			progress.Warn(fmt.Sprintf("stopped %d processes a killed run in %s left running (pids %v)", len(killed), out, killed))
+		}
 	}
 	r := &Run{
 		Config:   &cfg,

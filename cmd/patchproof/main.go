@@ -4,14 +4,40 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/patchproof/patchproof/internal/proc"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// A run marks every process it starts, so that none outlives it: on
+	// any exit, Ctrl-C included, what is left (a process that left its
+	// group) is killed here; after a kill -9 of this process, the next run
+	// in the same --out does it (pipeline: proc.ClaimDir). The mark is
+	// process-wide, so it is set here, not where tests call patchproof.
+	marked := len(os.Args) > 1 && os.Args[1] == "run"
+	if marked {
+		if err := proc.MarkChildren(); err != nil {
+			fmt.Fprintf(os.Stderr, "patchproof: %v\n", err)
+		}
+	}
 	err := patchproof(ctx, os.Stdout, os.Stderr, os.Args[1:])
 	stop()
+	if marked {
+		if left, serr := proc.Sweep(proc.Self().String()); len(left) > 0 || serr != nil {
+			fmt.Fprintf(os.Stderr, "patchproof: stopped %d processes the run left behind %v\n", len(left), errOrEmpty(serr))
+		}
+	}
 	os.Exit(exitCode(os.Stderr, err))
+}
+
+func errOrEmpty(err error) string {
+	if err == nil {
+		return ""
+	}
+	return "(" + err.Error() + ")"
 }

@@ -31,6 +31,13 @@ func Clean(environ []string) []string {
 	return out
 }
 
+// OwnerVar marks every process a patchproof run starts with the run's
+// owner, HOST/PID/START of the patchproof process (internal/proc), so that
+// what survives it (a process that left its group, or the whole run after
+// a kill -9) is found and stopped. It is kept although it is one of
+// patchproof's own: it names a process, and gives nothing.
+const OwnerVar = "PATCHPROOF_OWNER"
+
 // droppedPrefixes are the families of variables a child never gets: the
 // CI's (GitHub Actions' tokens, runner, inputs; the gh CLI's), the Docker
 // engine's, which would hand it the host, and patchproof's own.
@@ -47,6 +54,9 @@ var droppedNames = []string{"SSH_AUTH_SOCK", "SSH_AGENT_PID"}
 // PASSWORD, PASSWD or CREDENTIAL, or one with a KEY part (API_KEY,
 // AWS_ACCESS_KEY_ID), in any case.
 func Drop(name string) bool {
+	if name == OwnerVar {
+		return false
+	}
 	upper := strings.ToUpper(name)
 	for _, p := range droppedPrefixes {
 		if strings.HasPrefix(upper, p) {

@@ -26,3 +26,14 @@ func TestClean(t *testing.T) {
 		t.Errorf("Clean (-want +got):\n%s", d)
 	}
 }
+
+// The run's mark reaches children, although it is one of patchproof's own
+// variables: it is how what they leave behind is found.
+func TestOwnerMarkIsKept(t *testing.T) {
+	if Drop(OwnerVar) {
+		t.Errorf("%s is dropped", OwnerVar)
+	}
+	if !Drop("PATCHPROOF_OWNER_TOKEN") || !Drop("PATCHPROOF_CACHE") {
+		t.Error("other PATCHPROOF_ variables must still be dropped")
+	}
+}
