@@ -39,7 +39,8 @@ func Marked() bool { return os.Getenv(childenv.OwnerVar) == Self().String() }
 const sweepRounds = 5
 
 // Sweep kills (SIGKILL) every process of this host but this one whose
-// environment carries owner's mark, and returns their PIDs. Processes of
+// environment carries owner's mark, and returns their PIDs. Call it when
+// no command this process started is being waited for (see reapChildren). Processes of
 // other users it may not read are not seen.
 func Sweep(owner string) ([]int, error) {
 	mark := []byte(childenv.OwnerVar + "=" + owner + "\x00")
@@ -81,10 +82,10 @@ func containsEntry(environ, entry []byte) bool {
 }
 
 // reapChildren collects the exit status of this process's children that
-// have ended and that no one waits for (orphans reparented here), so that
-// they do not stay as zombies. A child someone waits for is not touched:
-// WNOHANG on a specific PID would steal its status, so only orphans, whose
-// PPID became this process, are reaped, and only once they are zombies.
+// have ended as zombies (orphans reparented here), so that they do not
+// stay. It would take the status of a child an exec.Cmd still waits for,
+// so Sweep is for when no command of this process runs: at the start of a
+// run (ClaimDir) and at its end.
 func reapChildren() {
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	self := os.Getpid()
