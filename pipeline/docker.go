@@ -14,6 +14,7 @@ import (
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/aptsource"
 	"github.com/patchproof/patchproof/internal/docker"
+	"github.com/patchproof/patchproof/workloads/httpd"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 	"github.com/patchproof/patchproof/workloads/phptests"
 )
@@ -135,4 +136,24 @@ func (r *Run) suiteExecutor(ctx context.Context, db *mysqld.Server) (phptests.Ex
 		return nil, err
 	}
 	return &phptests.Container{Client: c, Image: img, Network: "container:" + db.ContainerID, User: dockerUser(), Labels: docker.Labels("tests")}, nil
+}
+
+// serverContainer is where the race check and the benchmark run a build's
+// Apache module: nil (this host) but under --builder docker, where it is a
+// container of the serve image on the run's network, the database's, with
+// no route out.
+func (r *Run) serverContainer(ctx context.Context) (*httpd.Container, error) {
+	if r.Config.Builder != "docker" {
+		return nil, nil
+	}
+	c, network, err := r.dockerNetwork(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.Progress.Step("docker: preparing the serve image (Apache, valgrind)")
+	img, err := builders.EnsureServeImage(ctx, c, r.imageOptions(r.Log))
+	if err != nil {
+		return nil, err
+	}
+	return &httpd.Container{Client: c, Image: img, Network: network, Labels: docker.Labels("server")}, nil
 }

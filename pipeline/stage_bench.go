@@ -19,8 +19,9 @@ import (
 // base vs head, statistics on vs off, against the run's MariaDB.
 type benchStage struct{}
 
-// It runs the builds' own PHP on this host.
-func (benchStage) runsTreeOnHost(*Config) bool { return true }
+// It runs the builds' module in Apache: on this host, or under --builder
+// docker in containers.
+func (benchStage) runsTreeOnHost(cfg *Config) bool { return cfg.Builder != "docker" }
 
 func (benchStage) String() string { return "bench" }
 
@@ -43,6 +44,10 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
+	ctr, err := r.serverContainer(ctx)
+	if err != nil {
+		return err
+	}
 
 	var regressed, errs []string
 	for _, j := range jobs {
@@ -50,6 +55,7 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 			Base: buildRef(j.base), Dir: filepath.Join(r.Dir, "bench", safeName(j.t.Name)),
 			DB: workload.DB{Conn: db.Conn}, DBPID: db.PID,
 			Quick: r.Config.Bench != "report", Threads: r.Config.Threads, Passes: r.Config.Passes,
+			Container:  ctr,
 			ServerCPUs: r.Config.ServerCPUs, LoadCPUs: r.Config.LoadCPUs, DBCPUs: r.Config.DBCPUs,
 			Log:  r.Log,
 			Step: func(step string) { r.Progress.Step("%s: %s", j.t.Name, step) },

@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/race"
 	"github.com/patchproof/patchproof/workloads/concurrency"
+	"github.com/patchproof/patchproof/workloads/httpd"
 	"github.com/patchproof/patchproof/workloads/workload"
 )
 
@@ -24,8 +27,9 @@ import (
 // the change's code or ext/mysqlnd, fails the run.
 type raceStage struct{}
 
-// It runs the builds' own PHP on this host.
-func (raceStage) runsTreeOnHost(*Config) bool { return true }
+// It runs the builds' module in Apache: on this host, or under --builder
+// docker in containers.
+func (raceStage) runsTreeOnHost(cfg *Config) bool { return cfg.Builder != "docker" }
 
 func (raceStage) String() string { return "race" }
 
@@ -58,10 +62,14 @@ func (s raceStage) Run(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
+	ctr, err := r.serverContainer(ctx)
+	if err != nil {
+		return err
+	}
 	var errs, failed []string
 	for _, j := range jobs {
 		res := &results.RaceResult{Threads: threads(r.Config)}
-		f := s.check(ctx, r, j, workload.DB{Conn: db.Conn}, res)
+		f := s.check(ctx, r, j, workload.DB{Conn: db.Conn}, ctr, res)
 		r.setTarget(j.t, func(tr *results.TargetResult) { tr.Race = res })
 		for _, e := range res.Errors {
 			errs = append(errs, j.t.Name+": "+e)
@@ -81,7 +89,7 @@ func (s raceStage) Run(ctx context.Context, r *Run) error {
 
 // check runs both parts on one target, recording into res what it measured
 // and what could not run; it returns the findings that fail the check.
-func (s raceStage) check(ctx context.Context, r *Run, j raceJob, db workload.DB, res *results.RaceResult) (failed []string) {
+func (s raceStage) check(ctx context.Context, r *Run, j raceJob, db workload.DB, ctr *httpd.Container, res *results.RaceResult) (failed []string) {
 	dir := filepath.Join(r.Dir, "race", safeName(j.t.Name))
 	step := func(format string, a ...any) { r.Progress.Step("%s: %s", j.t.Name, fmt.Sprintf(format, a...)) }
 
@@ -90,7 +98,7 @@ func (s raceStage) check(ctx context.Context, r *Run, j raceJob, db workload.DB,
 		step("%s: counters under %d threads", sd, res.Threads)
 		run, err := concurrency.Counters(ctx, concurrency.Options{
 			Module: b.Module, Dir: filepath.Join(dir, string(sd)), DB: db,
-			Threads: res.Threads, Requests: r.Config.RaceRequests,
+			Threads: res.Threads, Requests: r.Config.RaceRequests, Container: ctr,
 			Log: r.Log, Step: func(msg string) { step("%s: %s", sd, msg) },
 		})
 		if err != nil {
@@ -116,7 +124,7 @@ func (s raceStage) check(ctx context.Context, r *Run, j raceJob, db workload.DB,
 		}
 	}
 
-	tsan, err := s.tsan(ctx, r, j, db, filepath.Join(dir, "tsan"), step)
+	tsan, err := s.tsan(ctx, r, j, db, ctr, filepath.Join(dir, "tsan"), step)
 	if err != nil {
 		res.Errors = append(res.Errors, "ThreadSanitizer: "+err.Error())
 		return failed
@@ -129,7 +137,7 @@ func (s raceStage) check(ctx context.Context, r *Run, j raceJob, db workload.DB,
 }
 
 // tsan serves the same load on both TSan builds and compares their reports.
-func (raceStage) tsan(ctx context.Context, r *Run, j raceJob, db workload.DB, dir string, step func(string, ...any)) (*results.RaceTSan, error) {
+func (raceStage) tsan(ctx context.Context, r *Run, j raceJob, db workload.DB, ctr *httpd.Container, dir string, step func(string, ...any)) (*results.RaceTSan, error) {
 	for i, b := range j.tsan {
 		if b == nil {
 			return nil, fmt.Errorf("no TSan build of %s (the build stage says why)", side.Sides[i])
@@ -155,10 +163,17 @@ func (raceStage) tsan(ctx context.Context, r *Run, j raceJob, db workload.DB, di
 			return nil, err
 		}
 		step("%s: ThreadSanitizer build under %d threads, %d requests", sd, threads(r.Config), tsanRequests)
+		var tctr *httpd.Container
+		if ctr != nil {
+			// The reports are written where this host reads them.
+			c := *ctr
+			c.Binds = append(slices.Clone(c.Binds), docker.Bind{Path: logs})
+			tctr = &c
+		}
 		start := time.Now()
 		err := concurrency.Hammer(ctx, concurrency.Options{
 			Module: b.Module, Dir: filepath.Join(dir, string(sd)), DB: db,
-			Threads: threads(r.Config), Requests: tsanRequests,
+			Threads: threads(r.Config), Requests: tsanRequests, Container: tctr,
 			Environ: concurrency.TSanEnviron(runtime, logs),
 			Log:     r.Log, Step: func(msg string) { step("%s (TSan): %s", sd, msg) },
 		})

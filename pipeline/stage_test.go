@@ -246,10 +246,10 @@ func TestProgressActions(t *testing.T) {
 
 // Under the Docker builder a stage that would run the tree's code on this
 // host does not run: it is not available, and says why. The tests stage
-// runs its suites in containers there, so it runs; race and bench would
-// still run the build on the host.
+// runs its suites in containers there, race and bench their servers, so
+// they run; a stage marked as running the tree on the host would not.
 func TestConfinedUnderDocker(t *testing.T) {
-	blockedUnderDocker := map[string]bool{"tests": false, "race": true, "bench": true}
+	blockedUnderDocker := map[string]bool{"tests": false, "race": false, "bench": false}
 	for _, s := range Stages() {
 		h, marked := s.(hostRunner)
 		for _, builder := range []string{"host", "docker"} {
@@ -276,6 +276,28 @@ func TestConfinedUnderDocker(t *testing.T) {
 			return ok && s.String() == name && h.runsTreeOnHost(&Config{Builder: "host"})
 		}) {
 			t.Errorf("stage %s runs the build's PHP but is not marked as doing so", name)
+		}
+	}
+}
+
+// hostOnlyStage is a stage that can only run the tree's code on this host.
+type hostOnlyStage struct{}
+
+func (hostOnlyStage) String() string                  { return "host-only" }
+func (hostOnlyStage) Run(context.Context, *Run) error { return nil }
+func (hostOnlyStage) runsTreeOnHost(*Config) bool     { return true }
+
+// A stage that would run the tree on this host is not run under the
+// Docker builder, and says why; under the host builder it runs.
+func TestConfinedBlocksHostOnlyStage(t *testing.T) {
+	for _, builder := range []string{"host", "docker"} {
+		r, _ := newTestRun(t, Config{Builder: builder})
+		ran := false
+		err := confined(hostOnlyStage{}, func(context.Context, *Run) error { ran = true; return nil })(context.Background(), r)
+		var skip *SkipError
+		blocked := errors.As(err, &skip) && skip.NotAvailable && strings.Contains(skip.Reason, "--builder docker")
+		if want := builder == "docker"; blocked != want || ran == want {
+			t.Errorf("--builder %s: ran %v, err %v; want blocked %v", builder, ran, err, want)
 		}
 	}
 }

@@ -23,7 +23,7 @@ func (b *bencher) cpuRun(ctx context.Context, a arm, dir string) (_ *CPUSample, 
 	so := b.serverOptions(a, dir)
 	so.KeepAliveOff = !o.keepAlive()
 	var cg *cputime.Cgroup
-	if b.cgroupOK {
+	if b.cgroupOK && o.Container == nil {
 		cg, err = cputime.NewCgroup(fmt.Sprintf("patchproof-bench-%s-%s", b.nonce, a))
 		if err != nil {
 			return nil, err
@@ -44,6 +44,9 @@ func (b *bencher) cpuRun(ctx context.Context, a arm, dir string) (_ *CPUSample, 
 	var meter cputime.Meter = cputime.ProcessGroup(s.PID)
 	if cg != nil {
 		meter = cg
+	}
+	if m := s.Meter(); m != nil {
+		meter = m
 	}
 	url := s.URL(o.Workload.Path)
 	lo := load.Options{
@@ -190,7 +193,9 @@ func (b *bencher) lockRun(ctx context.Context, a arm, dir string, smp *Sample) (
 		ls.TopMutexPerRequest = float64(top.Lock) / n
 	}
 	// While the server still runs: its memory names the mutex.
-	if named, err := lockcount.NameHeld(d, after, statsSymbol); err != nil {
+	if err := hostPIDs(s, &after); err != nil {
+		smp.Warnings = append(smp.Warnings, "locks: statistics mutex not named: "+err.Error())
+	} else if named, err := lockcount.NameHeld(d, after, statsSymbol); err != nil {
 		smp.Warnings = append(smp.Warnings, "locks: statistics mutex not named: "+err.Error())
 	} else {
 		ls.StatsMutex = statsMutex(named, n)
@@ -198,6 +203,20 @@ func (b *bencher) lockRun(ctx context.Context, a arm, dir string, smp *Sample) (
 	b.step("%s locks: %.2f a request, %.2f on the top mutex, %s on the statistics mutex, %d mutexes",
 		a, ls.LocksPerRequest, ls.TopMutexPerRequest, statsMutexStep(ls.StatsMutex), ls.DistinctMutexes)
 	return ls, nil
+}
+
+// hostPIDs rewrites the PIDs of snap's tables, which the counter wrote down
+// as its process saw them, into this host's, which /proc knows them by:
+// they differ for a server in a container.
+func hostPIDs(s *httpd.Server, snap *lockcount.Snapshot) error {
+	for i, t := range snap.Tables {
+		pid, err := s.HostPID(t.PID)
+		if err != nil {
+			return err
+		}
+		snap.Tables[i].PID = pid
+	}
+	return nil
 }
 
 // statsSymbol is mysqlnd's global statistics: a pointer to a heap block

@@ -78,6 +78,11 @@ type Options struct {
 	// Server is the server kind; default Apache. A kind that cannot run
 	// here makes Run return an error wrapping httpd.ErrUnavailable.
 	Server httpd.Kind
+	// Container, when set, runs every server in a container (the PR's
+	// module is then never loaded on this host): its CPU time comes from
+	// the container's cgroup, ServerCPUs is its cpuset, and the lock
+	// counter is bound into it.
+	Container *httpd.Container
 
 	// Dir is the run directory: a directory per pass and arm with each
 	// server's configuration and logs, bench.txt and bench.json.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/patchproof/patchproof/internal/childenv"
+	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/workloads/cputime"
 	"github.com/patchproof/patchproof/workloads/httpd"
@@ -200,7 +201,7 @@ func (b *bencher) prepare(ctx context.Context) error {
 		}
 		b.lockSO = so
 	}
-	if o.wants(MeasureInstructions) {
+	if o.wants(MeasureInstructions) && o.Container == nil { // the serve image has valgrind
 		v := o.Valgrind
 		if v == "" {
 			v = "valgrind"
@@ -216,6 +217,11 @@ func (b *bencher) prepare(ctx context.Context) error {
 		}
 		if _, err := exec.LookPath(w); err != nil {
 			return fmt.Errorf("CPU passes need wrk: %w (apt-get install wrk)", err)
+		}
+		if o.Container != nil {
+			// The container is the server's cgroup.
+			b.res.CPUSource = string(cputime.SourceContainer)
+			return nil
 		}
 		cg, err := cputime.NewCgroup("patchproof-probe-" + b.nonce)
 		if err == nil {
@@ -260,7 +266,16 @@ func (b *bencher) serverOptions(a arm, dir string) httpd.Options {
 	if a.Statistics {
 		stats = "1"
 	}
+	var ctr *httpd.Container
+	if o.Container != nil {
+		c := *o.Container
+		if b.lockSO != "" {
+			c.Binds = append(slices.Clone(c.Binds), docker.Bind{Path: filepath.Dir(b.lockSO), ReadOnly: true})
+		}
+		ctr = &c
+	}
 	return httpd.Options{
+		Container:    ctr,
 		Kind:         o.Server,
 		Dir:          dir,
 		Module:       a.build.Module,

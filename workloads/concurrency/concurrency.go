@@ -20,11 +20,13 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/workloads/httpd"
 	"github.com/patchproof/patchproof/workloads/load"
 	"github.com/patchproof/patchproof/workloads/workload"
@@ -86,6 +88,10 @@ type Options struct {
 	// Environ is added to the server's environment (a sanitizer's runtime
 	// and options).
 	Environ []string
+	// Container, when set, runs the server in a container: the
+	// database's socket is bound into it beside the container's own Binds
+	// (where a sanitizer's reports go).
+	Container *httpd.Container
 	// Timeout bounds each phase's load.
 	Timeout time.Duration
 	// Log receives the server's lifecycle and the run's steps.
@@ -293,12 +299,19 @@ func start(ctx context.Context, opt Options) (*httpd.Server, error) {
 		return nil, err
 	}
 	opt.Step("starting Apache")
+	var ctr *httpd.Container
+	if opt.Container != nil {
+		c := *opt.Container
+		c.Binds = append(slices.Clone(c.Binds), docker.Bind{Path: filepath.Dir(db.Socket), ReadOnly: true})
+		ctr = &c
+	}
 	srv, err := httpd.Start(ctx, httpd.Options{
-		Dir:     opt.Dir,
-		Module:  opt.Module,
-		Threads: opt.Threads,
-		Files:   w.Files,
-		INI:     map[string]string{"mysqlnd.collect_statistics": "1"},
+		Container: ctr,
+		Dir:       opt.Dir,
+		Module:    opt.Module,
+		Threads:   opt.Threads,
+		Files:     w.Files,
+		INI:       map[string]string{"mysqlnd.collect_statistics": "1"},
 		Env: map[string]string{
 			"PP_DB_SOCKET": db.Socket, "PP_DB_USER": db.User, "PP_DB_PASSWORD": db.Password, "PP_DB_NAME": db.Database,
 		},

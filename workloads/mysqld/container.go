@@ -170,6 +170,11 @@ func startContainer(ctx context.Context, opt Options) (*Server, error) {
 	if err := s.waitReadyContainer(ctx); err != nil {
 		return fail(err)
 	}
+	// The container's first process execs mariadbd: its host PID is the
+	// server's, for pinning (--db-cpus).
+	if info, err := d.Client.ContainerInspect(ctx, id); err == nil && info.State != nil {
+		s.PID = info.State.Pid
+	}
 	// Cancelling ctx stops the server, as it does a host server.
 	go func() {
 		select {

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/patchproof/patchproof/internal/hostwatch"
+	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/verify/suites"
+	"github.com/patchproof/patchproof/workloads/bench"
+)
+
+// dockerResult is the demo's run under --builder docker, which scripts/test
+// makes after the host run, into PATCHPROOF_E2E_DOCKER.
+func dockerResult(t *testing.T) (*results.Result, string) {
+	t.Helper()
+	out := os.Getenv("PATCHPROOF_E2E_DOCKER")
+	if out == "" {
+		t.Skip("PATCHPROOF_E2E_DOCKER is not set: scripts/test runs the demo with --builder docker")
+	}
+	res, err := results.Read(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, out
+}
+
+// The demo under --builder docker gives the figures of the host run: every
+// stage ran (none "not available"), NTS machine code 484/484, the same
+// test outcomes on each build, the counters exact and no new race, the
+// lock counts within 1%.
+func TestE2EDockerSameFigures(t *testing.T) {
+	host, _ := e2eResult(t)
+	dock, _ := dockerResult(t)
+	for _, st := range dock.Stages {
+		if st.Status != results.StatusPassed {
+			t.Errorf("docker run: stage %s %s: %s", st.Name, st.Status, st.Message)
+		}
+	}
+	// Side by side, for the record: what confinement costs, stage by stage.
+	for _, st := range dock.Stages {
+		for _, hs := range host.Stages {
+			if hs.Name == st.Name {
+				t.Logf("%-9s host %7.1f s   docker %7.1f s", st.Name, float64(hs.DurationMS)/1000, float64(st.DurationMS)/1000)
+			}
+		}
+	}
+	h, d := host.Targets[0], dock.Targets[0]
+	for _, b := range d.Builds {
+		if b.Executor != "docker" || !strings.HasPrefix(b.Compiler, "docker/") {
+			t.Errorf("%s: built by %s (%s), want the Docker builder", b.Label, b.Executor, b.Compiler)
+		}
+	}
+	if len(d.Builds) != len(h.Builds) {
+		t.Errorf("%d builds in Docker mode, %d on the host", len(d.Builds), len(h.Builds))
+	}
+
+	if d.CodeDiff == nil || d.CodeDiff.NTS == nil || h.CodeDiff == nil || h.CodeDiff.NTS == nil {
+		t.Fatal("no NTS machine-code comparison")
+	}
+	if dn, hn := d.CodeDiff.NTS, h.CodeDiff.NTS; dn.Compared != hn.Compared || dn.Identical != hn.Identical || dn.Compared != 484 {
+		t.Errorf("NTS: %d/%d identical in Docker mode, %d/%d on the host; want 484/484 both", dn.Identical, dn.Compared, hn.Identical, hn.Compared)
+	}
+
+	// The same outcome for every test of every build.
+	if d.Tests == nil || h.Tests == nil || len(d.Tests.Runs) != len(h.Tests.Runs) {
+		t.Fatalf("tests: %v runs in Docker mode, %v on the host", d.Tests, h.Tests)
+	}
+	for _, dr := range d.Tests.Runs {
+		i := slices.IndexFunc(h.Tests.Runs, func(r *suites.RunResult) bool { return r.Build == dr.Build })
+		if i < 0 {
+			t.Errorf("%s: no such run on the host", dr.Build)
+			continue
+		}
+		hr := h.Tests.Runs[i]
+		if dr.Counts != hr.Counts {
+			t.Errorf("%s: %+v in Docker mode, %+v on the host", dr.Build, dr.Counts, hr.Counts)
+		}
+		ho := outcomes(hr)
+		for name, o := range outcomes(dr) {
+			if ho[name] != o {
+				t.Errorf("%s %s: %s in Docker mode, %s on the host", dr.Build, name, o, ho[name])
+			}
+		}
+	}
+
+	// The concurrency check: exact on both sides, as on the host.
+	if d.Race == nil || len(d.Race.Counters) != 2 || d.Race.TSan == nil {
+		t.Fatalf("race: %+v", d.Race)
+	}
+	for i, c := range d.Race.Counters {
+		hc := h.Race.Counters[i]
+		if !c.Check.Exact() || c.Check.Counters != hc.Check.Counters {
+			t.Errorf("%s counters: exact %v, %d counters (host: %d)", c.Side, c.Check.Exact(), c.Check.Counters, hc.Check.Counters)
+		}
+	}
+	if n := len(d.Race.TSan.Diff.New); n != 0 {
+		t.Errorf("ThreadSanitizer: %d new races in Docker mode", n)
+	}
+	for i, s := range d.Race.TSan.Sides {
+		if hs := h.Race.TSan.Sides[i]; len(s.Reports) != len(hs.Reports) {
+			t.Errorf("TSan %s: %d reports in Docker mode, %d on the host", s.Side, len(s.Reports), len(hs.Reports))
+		}
+	}
+
+	// The benchmark's exact measure: locks a request, each arm, within 1%.
+	if d.Bench == nil || h.Bench == nil {
+		t.Fatal("no benchmark in one of the runs")
+	}
+	if d.Bench.CPUSource != "container-cgroup" {
+		t.Errorf("CPU time from %q in Docker mode, want the container's cgroup", d.Bench.CPUSource)
+	}
+	for i, da := range d.Bench.Arms {
+		ha := h.Bench.Arms[i]
+		dl, hl := meanLocks(da.Samples), meanLocks(ha.Samples)
+		if hl == 0 || math.Abs(dl-hl) > 0.01*hl+0.05 {
+			t.Errorf("%s: %.2f locks a request in Docker mode, %.2f on the host; want within 1%%", da.Name, dl, hl)
+		}
+	}
+}
+
+func outcomes(r *suites.RunResult) map[string]suites.Outcome {
+	m := map[string]suites.Outcome{}
+	for _, s := range r.Suites {
+		for _, tr := range s.Tests {
+			m[tr.Name] = tr.Outcome
+		}
+	}
+	return m
+}
+
+// meanLocks is the mean of the samples' lock calls a request.
+func meanLocks(ss []*bench.Sample) float64 {
+	var sum float64
+	n := 0
+	for _, s := range ss {
+		if s.Locks != nil {
+			sum += s.Locks.LocksPerRequest
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// Under --builder docker no process of this host executed code from a
+// build: scripts/test watched /proc for the whole Docker-mode run
+// (cmd/hostwatch). The watch saw the builds' code run, in containers.
+func TestE2EDockerNothingRanOnHost(t *testing.T) {
+	_, out := dockerResult(t)
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(out), "hostwatch.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r hostwatch.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(r.String())
+	if r.Samples < 100 {
+		t.Errorf("%d samples: the watch did not cover the run", r.Samples)
+	}
+	for _, f := range r.Host {
+		t.Errorf("host process %d (%s) executed %s (%s)", f.PID, f.Exe, f.File, f.How)
+	}
+	// What it would have caught: the servers loading the builds' module
+	// and the suites running the builds' php, in containers.
+	if !slices.ContainsFunc(r.Container, func(f hostwatch.Finding) bool { return strings.HasSuffix(f.File, "/libphp.so") }) {
+		t.Error("the watch never saw a container's process with libphp.so mapped: it would not see a host's either")
+	}
+	if !slices.ContainsFunc(r.Container, func(f hostwatch.Finding) bool { return strings.HasSuffix(f.File, "/sapi/cli/php") }) {
+		t.Error("the watch never saw a container run a build's php")
+	}
+}
