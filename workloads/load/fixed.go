@@ -31,7 +31,7 @@ const defaultFixedTimeout = 30 * time.Second
 // the statuses and transport errors the way wrk does: Requests counts
 // completed responses, NonSuccess those not 2xx or 3xx, Errors the failed
 // ones (Connect for dials, Timeout for timeouts, Read for the rest).
-// Latency and ThreadRate stay zero. Like [Run] it returns the Result with a
+// Latency stays zero. Like [Run] it returns the Result with a
 // *PassError when anything failed, and only ctx's error otherwise.
 func Fixed(ctx context.Context, url string, n int, opts FixedOptions) (*Result, error) {
 	conc := max(opts.Concurrency, 1)
@@ -98,7 +98,7 @@ func Fixed(ctx context.Context, url string, n int, opts FixedOptions) (*Result, 
 				}
 				mu.Lock()
 				r.Requests++
-				r.ReadBytes += float64(nb)
+				r.ReadBytes += nb
 				if resp.StatusCode < 200 || resp.StatusCode >= 400 {
 					r.NonSuccess++
 				}
@@ -116,7 +116,7 @@ func Fixed(ctx context.Context, url string, n int, opts FixedOptions) (*Result, 
 	r.Duration = time.Since(start)
 	if s := r.Duration.Seconds(); s > 0 {
 		r.RequestsPerSec = float64(r.Requests) / s
-		r.TransferPerSec = r.ReadBytes / s
+		r.TransferPerSec = float64(r.ReadBytes) / s
 	}
 	if n == 0 {
 		return r, nil

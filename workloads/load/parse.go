@@ -1,13 +1,11 @@
 package load
 
 import (
-	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -18,17 +16,14 @@ type Result struct {
 	Connections int
 	// Requests counts the responses that completed, whatever their status.
 	Requests int64
-	// Duration is how long the run took, to wrk's two decimals.
+	// Duration is how long the run took, to the microsecond.
 	Duration time.Duration
-	// ReadBytes is what wrk read, rounded by wrk to two decimals of its
-	// unit (KB, MB: powers of 1024).
-	ReadBytes      float64
+	// ReadBytes is what was read from the server, headers included.
+	ReadBytes      int64
 	RequestsPerSec float64
-	// TransferPerSec is bytes read per second, rounded like ReadBytes.
+	// TransferPerSec is ReadBytes per second.
 	TransferPerSec float64
 	Latency        Latency
-	// ThreadRate is the distribution of requests per second per thread.
-	ThreadRate Stat
 	// NonSuccess counts responses whose status was not 2xx or 3xx.
 	NonSuccess int64
 	Errors     SocketErrors
@@ -36,11 +31,10 @@ type Result struct {
 
 // Latency is wrk's latency of completed requests.
 type Latency struct {
-	Avg, Stdev, Max time.Duration
-	// WithinStdev is the percentage of requests within one standard
-	// deviation of the mean; NaN when nothing completed.
-	WithinStdev float64
-	// Percentiles, from --latency: 50, 75, 90 and 99.
+	// Min, Max and Percentiles are whole microseconds, as wrk records them;
+	// Avg and Stdev are wrk's, rounded to the nanosecond.
+	Min, Avg, Stdev, Max time.Duration
+	// Percentiles: 50, 75, 90, 99 and 99.9.
 	Percentiles []Percentile
 }
 
@@ -50,13 +44,7 @@ type Percentile struct {
 	Value time.Duration
 }
 
-// A Stat is one of wrk's "Thread Stats" rows.
-type Stat struct {
-	Avg, Stdev, Max float64
-	WithinStdev     float64 // per cent; NaN when nothing completed
-}
-
-// SocketErrors are wrk's "Socket errors" line.
+// SocketErrors are wrk's socket errors.
 type SocketErrors struct {
 	Connect, Read, Write, Timeout int64
 }
@@ -74,168 +62,82 @@ func (l Latency) Percentile(p float64) (time.Duration, bool) {
 	return 0, false
 }
 
-// Parse reads wrk's report. Lines it does not know, such as what a Lua
-// script prints, are skipped; a report without its request count or its
-// Requests/sec line is an error.
-func Parse(out []byte) (*Result, error) {
-	r := &Result{}
-	var haveRequests, haveRate bool
-	inDistribution := false
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		var err error
-		switch {
-		case strings.HasPrefix(line, "Running ") && len(f) >= 5 && f[3] == "@":
-			r.URL = f[4]
-		case len(f) == 5 && f[1] == "threads" && f[2] == "and" && f[4] == "connections":
-			r.Threads, err = strconv.Atoi(f[0])
-			if err == nil {
-				r.Connections, err = strconv.Atoi(f[3])
-			}
-		case f[0] == "Latency" && len(f) == 5:
-			err = parseLatencyStats(f[1:], &r.Latency)
-		case f[0] == "Req/Sec" && len(f) == 5:
-			r.ThreadRate, err = parseRateStats(f[1:])
-		case line == "Latency Distribution":
-			inDistribution = true
-			continue
-		case inDistribution && len(f) == 2 && strings.HasSuffix(f[0], "%"):
-			var q Percentile
-			if q.P, err = strconv.ParseFloat(strings.TrimSuffix(f[0], "%"), 64); err == nil {
-				q.Value, err = parseTime(f[1])
-			}
-			if err != nil {
-				return nil, fmt.Errorf("parse wrk output: %q: %w", line, err)
-			}
-			r.Latency.Percentiles = append(r.Latency.Percentiles, q)
-			continue
-		case len(f) == 6 && f[1] == "requests" && f[2] == "in" && f[5] == "read":
-			// "88908 requests in 2.00s, 53.42MB read"
-			haveRequests = true
-			if r.Requests, err = strconv.ParseInt(f[0], 10, 64); err == nil {
-				if r.Duration, err = parseTime(strings.TrimSuffix(f[3], ",")); err == nil {
-					r.ReadBytes, err = parseBytes(f[4])
-				}
-			}
-		case strings.HasPrefix(line, "Socket errors:"):
-			_, err = fmt.Sscanf(line, "Socket errors: connect %d, read %d, write %d, timeout %d",
-				&r.Errors.Connect, &r.Errors.Read, &r.Errors.Write, &r.Errors.Timeout)
-		case strings.HasPrefix(line, "Non-2xx or 3xx responses:"):
-			r.NonSuccess, err = strconv.ParseInt(strings.TrimSpace(strings.TrimPrefix(line, "Non-2xx or 3xx responses:")), 10, 64)
-		case f[0] == "Requests/sec:" && len(f) == 2:
-			haveRate = true
-			r.RequestsPerSec, err = strconv.ParseFloat(f[1], 64)
-		case f[0] == "Transfer/sec:" && len(f) == 2:
-			r.TransferPerSec, err = parseBytes(f[1])
-		}
-		if err != nil {
-			return nil, fmt.Errorf("parse wrk output: %q: %w", line, err)
-		}
-		inDistribution = false
-	}
-	if !haveRequests || !haveRate {
-		return nil, errors.New("parse wrk output: no request count or rate")
-	}
-	return r, nil
+// report is the line report.lua prints; its names are the script's.
+type report struct {
+	Requests   int64 `json:"requests"`
+	DurationUS int64 `json:"duration_us"`
+	Bytes      int64 `json:"bytes"`
+	Errors     struct {
+		Connect int64 `json:"connect"`
+		Read    int64 `json:"read"`
+		Write   int64 `json:"write"`
+		Status  int64 `json:"status"`
+		Timeout int64 `json:"timeout"`
+	} `json:"errors"`
+	LatencyUS struct {
+		Min         int64   `json:"min"`
+		Max         int64   `json:"max"`
+		Mean        float64 `json:"mean"`
+		Stdev       float64 `json:"stdev"`
+		Percentiles []struct {
+			P  float64 `json:"p"`
+			US int64   `json:"us"`
+		} `json:"percentiles"`
+	} `json:"latency_us"`
 }
 
-func parseLatencyStats(f []string, l *Latency) error {
-	var err error
-	if l.Avg, err = parseTime(f[0]); err != nil {
-		return err
-	}
-	if l.Stdev, err = parseTime(f[1]); err != nil {
-		return err
-	}
-	if l.Max, err = parseTime(f[2]); err != nil {
-		return err
-	}
-	l.WithinStdev, err = parsePercent(f[3])
-	return err
-}
-
-func parseRateStats(f []string) (Stat, error) {
-	var s Stat
-	var err error
-	for i, p := range []*float64{&s.Avg, &s.Stdev, &s.Max} {
-		if *p, err = parseScaled(f[i], metricUnits, 1000); err != nil {
-			return s, err
-		}
-	}
-	s.WithinStdev, err = parsePercent(f[3])
-	return s, err
-}
-
-// parsePercent reads "93.69%", or wrk's "-nan%" when nothing completed.
-func parsePercent(s string) (float64, error) {
-	v := strings.TrimSuffix(s, "%")
-	if v == s {
-		return 0, fmt.Errorf("%q is not a percentage", s)
-	}
-	if strings.TrimLeft(v, "+-") == "nan" {
-		return math.NaN(), nil
-	}
-	return strconv.ParseFloat(v, 64)
-}
-
-// wrk prints times in us, ms, s, then m and h, with two decimals.
-var timeUnits = []struct {
-	suffix string
-	unit   time.Duration
-}{
-	{"us", time.Microsecond},
-	{"ms", time.Millisecond},
-	{"s", time.Second},
-	{"m", time.Minute},
-	{"h", time.Hour},
-}
-
-func parseTime(s string) (time.Duration, error) {
-	for _, u := range timeUnits {
-		if num, ok := strings.CutSuffix(s, u.suffix); ok {
-			v, err := strconv.ParseFloat(num, 64)
-			if err != nil {
-				return 0, fmt.Errorf("time %q: %w", s, err)
-			}
-			return time.Duration(math.Round(v * float64(u.unit))), nil
-		}
-	}
-	return 0, fmt.Errorf("time %q: unknown unit", s)
-}
-
-var (
-	binaryUnits = []string{"", "K", "M", "G", "T", "P"}
-	metricUnits = []string{"", "k", "M", "G", "T", "P"}
-)
-
-// parseBytes reads wrk's "53.42MB": powers of 1024.
-func parseBytes(s string) (float64, error) {
-	num, ok := strings.CutSuffix(s, "B")
-	if !ok {
-		return 0, fmt.Errorf("size %q: no B", s)
-	}
-	return parseScaled(num, binaryUnits, 1024)
-}
-
-// parseScaled reads a number with one of the unit prefixes, each base
-// times the one before.
-func parseScaled(s string, prefixes []string, base float64) (float64, error) {
-	scale := 1.0
-	num := s
-	for i := len(prefixes) - 1; i > 0; i-- {
-		if n, ok := strings.CutSuffix(s, prefixes[i]); ok {
-			num, scale = n, math.Pow(base, float64(i))
+// parseReport reads the JSON line report.lua prints after wrk's text
+// report, which it ignores. wrk prints nothing after done(), and no line
+// of its report opens an object, so the last line that does is the one.
+func parseReport(out []byte) (*Result, error) {
+	lines := bytes.Split(bytes.TrimRight(out, "\n"), []byte("\n"))
+	var line []byte
+	for i := len(lines) - 1; i >= 0; i-- {
+		if bytes.HasPrefix(lines[i], []byte("{")) {
+			line = lines[i]
 			break
 		}
 	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return 0, fmt.Errorf("number %q: %w", s, err)
+	if line == nil {
+		return nil, errors.New("parse wrk output: no JSON line from the done() script")
 	}
-	return v * scale, nil
+	var rep report
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rep); err != nil {
+		return nil, fmt.Errorf("parse wrk output: %q: %w", line, err)
+	}
+	// wrk always runs for a while: an object without a duration is not
+	// the script's.
+	if rep.DurationUS <= 0 {
+		return nil, fmt.Errorf("parse wrk output: %q: no duration", line)
+	}
+	r := &Result{
+		Requests:   rep.Requests,
+		Duration:   time.Duration(rep.DurationUS) * time.Microsecond,
+		ReadBytes:  rep.Bytes,
+		NonSuccess: rep.Errors.Status,
+		Errors: SocketErrors{
+			Connect: rep.Errors.Connect, Read: rep.Errors.Read,
+			Write: rep.Errors.Write, Timeout: rep.Errors.Timeout,
+		},
+		Latency: Latency{
+			Min:   time.Duration(rep.LatencyUS.Min) * time.Microsecond,
+			Max:   time.Duration(rep.LatencyUS.Max) * time.Microsecond,
+			Avg:   microseconds(rep.LatencyUS.Mean),
+			Stdev: microseconds(rep.LatencyUS.Stdev),
+		},
+	}
+	for _, p := range rep.LatencyUS.Percentiles {
+		r.Latency.Percentiles = append(r.Latency.Percentiles, Percentile{P: p.P, Value: time.Duration(p.US) * time.Microsecond})
+	}
+	// wrk's own Requests/sec and Transfer/sec divide by the same runtime.
+	s := r.Duration.Seconds()
+	r.RequestsPerSec = float64(r.Requests) / s
+	r.TransferPerSec = float64(r.ReadBytes) / s
+	return r, nil
+}
+
+func microseconds(us float64) time.Duration {
+	return time.Duration(math.Round(us * float64(time.Microsecond)))
 }

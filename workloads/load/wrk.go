@@ -3,9 +3,11 @@ package load
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -121,6 +123,11 @@ func checkPass(url string, warmup bool, r *Result) error {
 	return nil
 }
 
+// reportScript makes wrk print its figures as JSON; see report.lua.
+//
+//go:embed report.lua
+var reportScript []byte
+
 // Run loads url with wrk: the warm-up run if any, then the measured one. A
 // pass that wrk completed but that had errors returns its Result together
 // with a *PassError; any other error means wrk could not run or its report
@@ -131,8 +138,14 @@ func Run(ctx context.Context, url string, opts Options) (*Result, error) {
 	if err := opts.check(); err != nil {
 		return nil, fmt.Errorf("load %s: %w", url, err)
 	}
+	// wrk takes its script from a file only.
+	script, err := writeScript()
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", url, err)
+	}
+	defer os.Remove(script)
 	if opts.Warmup > 0 {
-		r, err := runOnce(ctx, url, opts, opts.Warmup)
+		r, err := runOnce(ctx, url, opts, script, opts.Warmup)
 		if err != nil {
 			return nil, fmt.Errorf("warm-up %s: %w", url, err)
 		}
@@ -140,15 +153,32 @@ func Run(ctx context.Context, url string, opts Options) (*Result, error) {
 			return r, err
 		}
 	}
-	r, err := runOnce(ctx, url, opts, opts.Duration)
+	r, err := runOnce(ctx, url, opts, script, opts.Duration)
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", url, err)
 	}
 	return r, checkPass(url, false, r)
 }
 
-// args returns the command line of one run.
-func (o Options) args(url string, d time.Duration) []string {
+func writeScript() (string, error) {
+	f, err := os.CreateTemp("", "patchproof-wrk-*.lua")
+	if err != nil {
+		return "", fmt.Errorf("write wrk script: %w", err)
+	}
+	_, err = f.Write(reportScript)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return "", fmt.Errorf("write wrk script %s: %w", f.Name(), err)
+	}
+	return f.Name(), nil
+}
+
+// args returns the command line of one run, script being report.lua's
+// path.
+func (o Options) args(url, script string, d time.Duration) []string {
 	var args []string
 	if o.CPUs != "" {
 		args = append(args, "taskset", "-c", o.CPUs)
@@ -157,7 +187,7 @@ func (o Options) args(url string, d time.Duration) []string {
 		"-t", strconv.Itoa(o.Threads),
 		"-c", strconv.Itoa(o.Connections),
 		"-d", seconds(d),
-		"--latency")
+		"-s", script)
 	if o.Timeout > 0 {
 		args = append(args, "--timeout", seconds(o.Timeout))
 	}
@@ -169,8 +199,8 @@ func (o Options) args(url string, d time.Duration) []string {
 
 func seconds(d time.Duration) string { return strconv.FormatInt(int64(d/time.Second), 10) + "s" }
 
-func runOnce(ctx context.Context, url string, opts Options, d time.Duration) (*Result, error) {
-	args := opts.args(url, d)
+func runOnce(ctx context.Context, url string, opts Options, script string, d time.Duration) (*Result, error) {
+	args := opts.args(url, script, d)
 	fmt.Fprintf(opts.Log, "$ %s\n", strings.Join(args, " "))
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	cmd.Env = childenv.Environ()
@@ -191,7 +221,12 @@ func runOnce(ctx context.Context, url string, opts Options, d time.Duration) (*R
 		}
 		return nil, err
 	}
-	return Parse(stdout.Bytes())
+	r, err := parseReport(stdout.Bytes())
+	if err != nil {
+		return nil, err
+	}
+	r.URL, r.Threads, r.Connections = url, opts.Threads, opts.Connections
+	return r, nil
 }
 
 func firstLine(s string) string {
