@@ -89,6 +89,10 @@ func TestRunThroughExecutor(t *testing.T) {
 	if c.Args[0] != php || c.Args[1] != "run-tests.php" {
 		t.Errorf("Args = %v, want php run-tests.php ...", c.Args)
 	}
+	// Each test gets the 120 s php-src's CI gives it.
+	if i := slices.Index(c.Args, "--set-timeout"); i < 0 || i+1 == len(c.Args) || c.Args[i+1] != "120" {
+		t.Errorf("Args = %v, want --set-timeout 120", c.Args)
+	}
 	if d := cmp.Diff([]string{src, sockDir}, c.ReadOnly); d != "" {
 		t.Errorf("ReadOnly (-want +got):\n%s", d)
 	}

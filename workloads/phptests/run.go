@@ -73,8 +73,13 @@ type Options struct {
 
 const (
 	defaultSuiteTimeout = 30 * time.Minute
-	defaultDatabase     = "test"
-	defaultPort         = 3306
+	// testTimeout is run-tests' --set-timeout, in seconds, as php-src's CI
+	// passes it (.github/actions/test-linux): run-tests' own 60 is exceeded
+	// by slow tests on a loaded runner, and a test it kills fails, so with
+	// less time than CI's a test would fail here that passes there.
+	testTimeout     = "120"
+	defaultDatabase = "test"
+	defaultPort     = 3306
 )
 
 func (o Options) withDefaults() Options {
@@ -271,6 +276,7 @@ func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.S
 	defer cancel()
 	args := append([]string{opt.PHP, "run-tests.php",
 		"-q", "--offline", "--show-diff", "--no-color", "--no-progress",
+		"--set-timeout", testTimeout,
 		"-g", "FAIL,BORK,LEAK,XLEAK",
 		"-W", statusPath,
 	}, t.Args...)
