@@ -42,6 +42,10 @@ type Spec struct {
 	Profile  Profile
 	Jobs     int       // make -j
 	Log      io.Writer // the build log, streamed
+	// Objects, when set, is given the number of objects the generated
+	// Makefile compiles, after configure and before make: the total for a
+	// progress display. A cached build runs neither and never calls it.
+	Objects func(total int)
 }
 
 // Build is a finished (or failed) build. It is part of results.json.
@@ -234,6 +238,12 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	res.ConfigLog = filepath.Join(dir, "config.log")
 	if runErr != nil {
 		return fail("configure", runErr)
+	}
+	if s.Objects != nil {
+		// Only progress: a Makefile it cannot read is make's to report.
+		if n, err := countObjects(filepath.Join(tmp, "Makefile")); err == nil {
+			s.Objects(n)
+		}
 	}
 	jobs := max(1, s.Jobs)
 	runErr, execErr = run("make", "make", "-j"+strconv.Itoa(jobs))

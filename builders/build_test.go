@@ -33,12 +33,14 @@ case "$*" in *--enable-zts*) ts=ZTS;; esac
 echo "TS=$ts" > Makefile.vars
 `,
 		"Makefile": `include Makefile.vars
-all:
-	$(CC) -c $(CFLAGS) main.c -o main.o
+all: main.lo
 	mkdir -p sapi/cli
 	printf '#!/bin/sh\ncase "$$2" in -v) echo "PHP 8.2.99 (cli) ($(TS))";; -m) printf "[PHP Modules]\\nCore\\nmysqli\\nmysqlnd\\nPDO\\npdo_mysql\\n";; esac\n' > sapi/cli/php
 	chmod +x sapi/cli/php
 	if [ $(TS) = ZTS ]; then mkdir -p libs && cp main.o libs/libphp.so; fi
+main.lo: main.c
+	$(CC) -c $(CFLAGS) main.c -o main.o
+	touch main.lo
 `,
 		"main.c": mainC,
 	}
@@ -77,10 +79,16 @@ func TestBuildAndCache(t *testing.T) {
 	ctx := context.Background()
 
 	for _, v := range []Variant{NTS, ZTS} {
-		spec := Spec{Label: "base/" + string(v), Source: src, TreeHash: "tree1", Variant: v, Profile: ProfileMySQL, Jobs: 1}
+		var totals []int
+		spec := Spec{Label: "base/" + string(v), Source: src, TreeHash: "tree1", Variant: v, Profile: ProfileMySQL, Jobs: 1,
+			Objects: func(n int) { totals = append(totals, n) }}
 		first, err := b.Build(ctx, spec)
 		if err != nil {
 			t.Fatalf("%s: %v", v, err)
+		}
+		// The fake Makefile compiles one object, main.lo.
+		if d := cmp.Diff([]int{1}, totals); d != "" {
+			t.Errorf("%s: Objects calls (-want +got):\n%s", v, d)
 		}
 		want := "(" + strings.ToUpper(string(v)) + ")"
 		if !first.OK || first.Cached || !strings.Contains(first.PHPVersion, want) {
@@ -97,6 +105,9 @@ func TestBuildAndCache(t *testing.T) {
 		}
 		if !again.Cached || again.Dir != first.Dir || again.Key != first.Key {
 			t.Errorf("%s: re-run = cached %v dir %s, want the cached %s", v, again.Cached, again.Dir, first.Dir)
+		}
+		if len(totals) != 1 {
+			t.Errorf("%s: a cached build called Objects", v)
 		}
 	}
 	if n := count(t, counter); n != 2 {

@@ -34,7 +34,7 @@ func TestBuildEnvironmentHasNoTokens(t *testing.T) {
 	configure, _ := os.ReadFile(filepath.Join(src, "configure"))
 	configure = []byte(strings.Replace(string(configure), "#!/bin/sh\n", "#!/bin/sh\nenv > \"$ENVDUMP/configure.env\"\n", 1))
 	makefile, _ := os.ReadFile(filepath.Join(src, "Makefile"))
-	makefile = []byte(strings.Replace(string(makefile), "all:\n", "all:\n\tenv > \"$(ENVDUMP)/make.env\"\n", 1))
+	makefile = []byte(strings.Replace(string(makefile), "main.lo: main.c\n", "main.lo: main.c\n\tenv > \"$(ENVDUMP)/make.env\"\n", 1))
 	os.WriteFile(filepath.Join(src, "configure"), configure, 0o755)
 	os.WriteFile(filepath.Join(src, "Makefile"), makefile, 0o644)
 

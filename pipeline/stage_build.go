@@ -100,12 +100,12 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 			}
 			defer f.Close()
 			counter := &compileCounter{w: f}
-			j.spec.Log, j.spec.Jobs = counter, makeJobs
+			j.spec.Log, j.spec.Jobs, j.spec.Objects = counter, makeJobs, counter.setTotal
 			if !b.Cached(gctx, j.spec) {
 				r.Progress.Step("%s: building (make -j%d, log logs/%s)", j.spec.Label, makeJobs, name)
 			}
 			stop := heartbeat(r.Progress, 30*time.Second, func() string {
-				return fmt.Sprintf("%s: %d files compiled", j.spec.Label, counter.count())
+				return j.spec.Label + ": " + counter.status()
 			})
 			res, err := b.Build(gctx, j.spec)
 			stop()
@@ -198,11 +198,13 @@ func newBuilder(ctx context.Context, r *Run) (*builders.Builder, error) {
 }
 
 // compileCounter passes a build log through and counts compiler
-// invocations, for the progress display.
+// invocations against the objects the Makefile compiles, for the progress
+// display.
 type compileCounter struct {
 	w       io.Writer
 	mu      sync.Mutex
 	n       int
+	total   int // 0 until configure has finished
 	partial []byte
 }
 
@@ -223,10 +225,24 @@ func (c *compileCounter) Write(p []byte) (int, error) {
 	return c.w.Write(p)
 }
 
-func (c *compileCounter) count() int {
+// setTotal is the build's Spec.Objects. Configure has finished, so the
+// lines counted so far were its own checks ("checking if gcc supports -c
+// -o file.o"), not compiles.
+func (c *compileCounter) setTotal(objects int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.n
+	c.n, c.total = 0, objects
+}
+
+// status is the heartbeat's line. A ccache-warm or partial build, or one
+// that leaves some of configure's objects alone, ends below the total.
+func (c *compileCounter) status() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.total == 0 {
+		return fmt.Sprintf("%d files compiled", c.n)
+	}
+	return fmt.Sprintf("%d of %d files compiled (%d%%)", c.n, c.total, 100*c.n/c.total)
 }
 
 // heartbeat shows status() every interval until stop is called, so a long
