@@ -11,6 +11,7 @@ import (
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/verify/benchstat/benchfmt"
 	"github.com/patchproof/patchproof/workloads/bench"
 	"github.com/patchproof/patchproof/workloads/workload"
 )
@@ -49,7 +50,10 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 		return err
 	}
 
-	var regressed, errs []string
+	var (
+		regressed, errs []string
+		txt             []benchTarget
+	)
 	for _, j := range jobs {
 		opt := bench.Options{
 			Base: buildRef(j.base), Dir: filepath.Join(r.Dir, "bench", safeName(j.t.Name)),
@@ -71,11 +75,14 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 			errs = append(errs, fmt.Sprintf("%s: %v", j.t.Name, err))
 			continue
 		}
-		if err := writeBenchTxt(filepath.Join(r.Dir, benchTxtName(j.t.Name, len(jobs))), res); err != nil {
-			r.Warn(s.String(), "bench.txt: %v", err)
-		}
+		txt = append(txt, benchTarget{j.t.Name, res})
 		for _, m := range res.Regressions() {
 			regressed = append(regressed, fmt.Sprintf("%s: %s", j.t.Name, m))
+		}
+	}
+	if len(txt) > 0 {
+		if err := writeBenchTxt(filepath.Join(r.Dir, "bench.txt"), txt); err != nil {
+			r.Warn(s.String(), "bench.txt: %v", err)
 		}
 	}
 	if len(errs) > 0 {
@@ -91,25 +98,31 @@ func buildRef(b *builders.Build) bench.BuildRef {
 	return bench.BuildRef{PHP: b.PHP, Module: b.Module, SrcDir: b.Dir}
 }
 
-// benchTxtName is OUT/bench.txt for one target, OUT/bench-TARGET.txt for
-// several.
-func benchTxtName(target string, targets int) string {
-	if targets == 1 {
-		return "bench.txt"
-	}
-	return "bench-" + safeName(target) + ".txt"
+// benchTarget is one target's benchmark, for bench.txt.
+type benchTarget struct {
+	name string
+	res  *bench.Result
 }
 
-// writeBenchTxt writes res's samples in the Go benchmark format to path,
-// for benchstat.
-func writeBenchTxt(path string, res *bench.Result) error {
+// writeBenchTxt writes every target's samples, in plan order, into one
+// file in the Go benchmark format, each after a "target: NAME"
+// configuration line. A configuration line applies to the results after
+// it, so every result carries its target, and benchstat, whose tables are
+// split by configuration, compares a target's arms with each other only.
+func writeBenchTxt(path string, targets []benchTarget) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := res.WriteBenchTxt(f); err != nil {
-		f.Close()
-		return err
+	for _, t := range targets {
+		if err := benchfmt.NewWriter(f).WriteConfig(benchfmt.Config{Key: "target", Value: t.name}); err != nil {
+			f.Close()
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		if err := t.res.WriteBenchTxt(f); err != nil {
+			f.Close()
+			return fmt.Errorf("write %s: target %s: %w", path, t.name, err)
+		}
 	}
 	return f.Close()
 }

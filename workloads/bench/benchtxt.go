@@ -38,25 +38,22 @@ func BenchmarkName(workload string) string {
 // (build=, stats=), so that "benchstat -col '/stats@(off on)' bench.txt"
 // shows the cost of statistics in each build, and
 // "benchstat -col '/build@(base head)' bench.txt" head against base.
+//
+// Every key is written, an unknown one empty ("cpu:"), so that results
+// written after another's in the same file never inherit its values.
 func (r *Result) WriteBenchTxt(w io.Writer) error {
 	bw := benchfmt.NewWriter(w)
 	bw.WriteConfig(
 		benchfmt.Config{Key: "goos", Value: r.Machine.GOOS},
 		benchfmt.Config{Key: "goarch", Value: r.Machine.GOARCH},
 		benchfmt.Config{Key: "pkg", Value: benchPkg},
-	)
-	if r.Machine.CPU != "" {
-		bw.WriteConfig(benchfmt.Config{Key: "cpu", Value: r.Machine.CPU})
-	}
-	bw.WriteConfig(
+		benchfmt.Config{Key: "cpu", Value: r.Machine.CPU},
 		benchfmt.Config{Key: "workload", Value: r.Workload},
 		benchfmt.Config{Key: "server", Value: r.Server},
 		benchfmt.Config{Key: "threads", Value: strconv.Itoa(r.Settings.Threads)},
 		benchfmt.Config{Key: "connections", Value: strconv.Itoa(r.Settings.Connections)},
+		benchfmt.Config{Key: "cpu-source", Value: r.CPUSource},
 	)
-	if r.CPUSource != "" {
-		bw.WriteConfig(benchfmt.Config{Key: "cpu-source", Value: r.CPUSource})
-	}
 	var defs []measureDef
 	for _, d := range measureDefs {
 		if r.hasMeasure(d.name) {

@@ -30,7 +30,10 @@ import (
 	"unicode"
 )
 
-// A Config is one "key: value" line; it applies to the results after it.
+// A Config is one "key: value" line; it applies to the results after it,
+// until a line with the same key replaces it. An empty Value ("key:")
+// removes the key, as golang.org/x/perf/benchfmt reads it: a file holding
+// several sets of results clears what one set had and the next has not.
 type Config struct {
 	Key, Value string
 }
@@ -126,6 +129,10 @@ func (w *Writer) WriteConfig(cs ...Config) error {
 		}
 		if strings.ContainsAny(c.Value, "\r\n") {
 			return w.fail(fmt.Errorf("write config %q: value contains a newline", c.Key))
+		}
+		if c.Value == "" {
+			w.printf("%s:\n", c.Key)
+			continue
 		}
 		w.printf("%s: %s\n", c.Key, c.Value)
 	}
@@ -272,17 +279,22 @@ func Read(r io.Reader, name string) (File, error) {
 			if !ok || checkKey(k) != nil {
 				continue
 			}
+			v = strings.TrimSpace(v)
 			// Copy on write: results already read keep the config they had.
 			next := make([]Config, 0, len(config)+1)
 			replaced := false
 			for _, c := range config {
 				if c.Key == k {
-					c.Value, replaced = strings.TrimSpace(v), true
+					replaced = true
+					if v == "" {
+						continue
+					}
+					c.Value = v
 				}
 				next = append(next, c)
 			}
-			if !replaced {
-				next = append(next, Config{Key: k, Value: strings.TrimSpace(v)})
+			if !replaced && v != "" {
+				next = append(next, Config{Key: k, Value: v})
 			}
 			config = next
 		}

@@ -92,6 +92,8 @@ PASS
 pkg: b
 BenchmarkA/x=1-8 3 4.5 ns/op 1e3 B/op
 ok  	b	0.1s
+pkg:
+BenchmarkA/x=1 1 3 ns/op
 `
 	f, err := Read(strings.NewReader(in), "in.txt")
 	if err != nil {
@@ -102,6 +104,9 @@ ok  	b	0.1s
 			Config: []Config{{"goos", "linux"}, {"pkg", "a"}}},
 		{Name: "BenchmarkA/x=1-8", Iters: 3, Values: []Value{{4.5, "ns/op"}, {1000, "B/op"}},
 			Config: []Config{{"goos", "linux"}, {"pkg", "b"}}},
+		// "pkg:" with no value removes it.
+		{Name: "BenchmarkA/x=1", Iters: 1, Values: []Value{{3, "ns/op"}},
+			Config: []Config{{"goos", "linux"}}},
 	}
 	if diff := cmp.Diff(want, f.Results, cmpopts.EquateEmpty()); diff != "" {
 		t.Errorf("Read (-want +got):\n%s", diff)
@@ -168,3 +173,26 @@ func TestHostConfig(t *testing.T) {
 }
 
 func nan() float64 { var z float64; return z / z }
+
+// An unknown value is written "key:", which removes what a set of results
+// before it in the same file gave the key.
+func TestWriteEmptyConfig(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	w.WriteConfig(Config{"cpu", "Test CPU"})
+	w.WriteResult(Result{Name: "BenchmarkA", Iters: 1, Values: []Value{{1, "ns/op"}}})
+	if err := w.WriteConfig(Config{"cpu", ""}); err != nil {
+		t.Fatal(err)
+	}
+	w.WriteResult(Result{Name: "BenchmarkA", Iters: 1, Values: []Value{{2, "ns/op"}}})
+	if want := "cpu: Test CPU\nBenchmarkA 1 1 ns/op\ncpu:\nBenchmarkA 1 2 ns/op\n"; buf.String() != want {
+		t.Errorf("wrote %q, want %q", buf.String(), want)
+	}
+	f, err := Read(&buf, "cpu.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Results) != 2 || len(f.Results[0].Config) != 1 || len(f.Results[1].Config) != 0 {
+		t.Errorf("read back %+v, want cpu on the first result only", f.Results)
+	}
+}
