@@ -18,6 +18,7 @@ Usage:
   patchproof codediff [--json] [--objects GLOB] BASE HEAD
   patchproof report [--merge results.json...] [--post] [--dry-run]
   patchproof doctor [--builder host|docker]
+  patchproof plan [--event FILE] [--event-name NAME] [--output FILE]
 
 Run 'patchproof COMMAND -h' for the flags of a command.
 `
@@ -38,6 +39,8 @@ func patchproof(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		return reportCmd(ctx, stdout, stderr, rest)
 	case "doctor":
 		return doctorCmd(ctx, stdout, stderr, rest)
+	case "plan":
+		return planCmd(ctx, stdout, stderr, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
@@ -79,9 +82,13 @@ var errHelp = errors.New("help requested")
 // 0 all checks passed, 1 a check failed, 2 patchproof could not run.
 func exitCode(stderr io.Writer, err error) int {
 	var ue *usageError
+	var ae *annotatedError
 	switch {
 	case err == nil, errors.Is(err, errHelp):
 		return 0
+	case errors.As(err, &ae):
+		fmt.Fprintf(stderr, "::error::patchproof %s\n", escapeAnnotation(oneLine(err)))
+		return 2
 	case errors.Is(err, results.ErrCheckFailed):
 		fmt.Fprintf(stderr, "patchproof: %v\n", err)
 		return 1

@@ -28,6 +28,9 @@ type PR struct {
 	// the head commit can still be fetched from the base repository as
 	// refs/pull/N/head.
 	HeadCloneURL string
+	// HeadOwner and HeadName name that repository, where the head
+	// branch's pushes are recorded; "" when it has been deleted.
+	HeadOwner, HeadName string
 }
 
 // NoSuchPRError is returned by ResolvePR when GitHub answers 404: the pull
@@ -71,5 +74,7 @@ func (c *Client) ResolvePR(ctx context.Context, owner, repo string, number int) 
 		HeadRef:      head.GetRef(),
 		HeadSHA:      head.GetSHA(),
 		HeadCloneURL: head.GetRepo().GetCloneURL(),
+		HeadOwner:    head.GetRepo().GetOwner().GetLogin(),
+		HeadName:     head.GetRepo().GetName(),
 	}, nil
 }

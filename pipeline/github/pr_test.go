@@ -33,7 +33,8 @@ func TestResolvePR(t *testing.T) {
 				return github.PR{Owner: "php", Repo: "php-src", Number: 7, Title: "Fix GH-1",
 					URL:     fake + "/php/php-src/pull/7",
 					BaseRef: "PHP-8.4", BaseSHA: baseSHA, BaseCloneURL: fake + "/php/php-src.git",
-					HeadRef: "fix", HeadSHA: headSHA, HeadCloneURL: fake + "/alice/php-src.git"}
+					HeadRef: "fix", HeadSHA: headSHA, HeadCloneURL: fake + "/alice/php-src.git",
+					HeadOwner: "alice", HeadName: "php-src"}
 			},
 		},
 		{
@@ -46,7 +47,8 @@ func TestResolvePR(t *testing.T) {
 				return github.PR{Owner: "php", Repo: "php-src", Number: 8, Title: "Same repo",
 					URL:     fake + "/php/php-src/pull/8",
 					BaseRef: "master", BaseSHA: baseSHA, BaseCloneURL: fake + "/php/php-src.git",
-					HeadRef: "topic", HeadSHA: headSHA, HeadCloneURL: "/srv/git/php-src"}
+					HeadRef: "topic", HeadSHA: headSHA, HeadCloneURL: "/srv/git/php-src",
+					HeadOwner: "php", HeadName: "php-src"}
 			},
 		},
 		{
@@ -73,7 +75,8 @@ func TestResolvePR(t *testing.T) {
 				return github.PR{Owner: "php", Repo: "php-src", Number: 10, Title: "GHE",
 					URL:     fake + "/php/php-src/pull/10",
 					BaseRef: "master", BaseSHA: baseSHA, BaseCloneURL: fake + "/php/php-src.git",
-					HeadRef: "topic", HeadSHA: headSHA, HeadCloneURL: fake + "/php/php-src.git"}
+					HeadRef: "topic", HeadSHA: headSHA, HeadCloneURL: fake + "/php/php-src.git",
+					HeadOwner: "php", HeadName: "php-src"}
 			},
 		},
 		{name: "no such PR", token: botToken, owner: "php", number: 404, wantKind: "no such PR"},

@@ -14,6 +14,9 @@
 //	PATCH  /repos/{owner}/{repo}/issues/comments/{id}
 //	DELETE /repos/{owner}/{repo}/issues/comments/{id}
 //	POST   /repos/{owner}/{repo}/statuses/{sha}
+//	GET    /repos/{owner}/{repo}/commits/{ref}
+//	GET    /repos/{owner}/{repo}/collaborators/{username}/permission
+//	GET    /repos/{owner}/{repo}/activity   (ref, activity_type, direction, per_page; one page)
 //
 // Tokens are registered with AddUser (GET /user answers) or AddAppToken (GET
 // /user is refused with 403, as for GitHub App and Actions tokens). A request
@@ -21,6 +24,30 @@
 // credentials. Comments may be edited or deleted only by their author. Owner
 // and repository names are case-insensitive, as on GitHub. Comment IDs are
 // shared by all repositories and only ever increase.
+//
+// A repository exists for the fake when a PR's base or head is in it, or
+// when one of the methods below names it; the other endpoints answer 404
+// for any other.
+//
+// Commits: a ref set with AddRef, a full SHA that is a PR's base or head
+// or an AddRef's commit, or an unambiguous prefix of 7 or more digits of
+// one resolves; anything else is 422 "No commit found for SHA", as on
+// GitHub.
+//
+// Permissions are set per user and repository with SetPermission, by role
+// (admin, maintain, write, triage, read, none); the answer carries the role
+// as role_name and, as "permission", the legacy level GitHub maps it to
+// (maintain is write, triage is read). A user given no role reads a public
+// repository: read. GitHub answers this endpoint only to a token: anonymous
+// callers get 401, and a personal token whose user has less than write on
+// the repository gets 403 "Must have push access to view collaborator
+// permission."; installation tokens (AddAppToken) may read it.
+//
+// Activities (pushes, force pushes, branch creations ...) are recorded per
+// repository with AddActivity and listed newest first (direction=asc for
+// oldest first), filtered by ref (refs/heads/B or B) and activity_type,
+// per_page at most 100 (default 30). There is no second page: the fake
+// serves no cursors.
 package githubfake
 
 import (
@@ -125,6 +152,9 @@ type Fake struct {
 	comments map[issueKey][]*Comment // by ID
 	where    map[int64]issueKey
 	statuses map[statusKey][]Status
+	refs     map[repoKey]map[string]string // ref -> sha
+	roles    map[repoKey]map[string]string // lower-case login -> role
+	activity map[repoKey][]Activity
 	nextID   int64
 	faults   []*fault
 	barriers []*barrier
@@ -144,6 +174,12 @@ type issueKey struct {
 }
 
 type statusKey struct{ owner, repo, sha string }
+
+type repoKey struct{ owner, repo string } // lower case
+
+func repoOf(owner, repo string) repoKey {
+	return repoKey{strings.ToLower(owner), strings.ToLower(repo)}
+}
 
 type match struct{ method, prefix string }
 
@@ -192,6 +228,9 @@ func newFake() *Fake {
 		comments: map[issueKey][]*Comment{},
 		where:    map[int64]issueKey{},
 		statuses: map[statusKey][]Status{},
+		refs:     map[repoKey]map[string]string{},
+		roles:    map[repoKey]map[string]string{},
+		activity: map[repoKey][]Activity{},
 		nextID:   1000,
 		now:      time.Now,
 	}
@@ -203,6 +242,9 @@ func newFake() *Fake {
 	mux.HandleFunc("PATCH /repos/{owner}/{repo}/issues/comments/{id}", f.editComment)
 	mux.HandleFunc("DELETE /repos/{owner}/{repo}/issues/comments/{id}", f.deleteComment)
 	mux.HandleFunc("POST /repos/{owner}/{repo}/statuses/{sha}", f.createStatus)
+	mux.HandleFunc("GET /repos/{owner}/{repo}/commits/{ref...}", f.getCommit)
+	mux.HandleFunc("GET /repos/{owner}/{repo}/collaborators/{username}/permission", f.getPermission)
+	mux.HandleFunc("GET /repos/{owner}/{repo}/activity", f.listActivity)
 	f.mux = mux
 	return f
 }
@@ -232,6 +274,71 @@ func (f *Fake) AddPR(pr PR) {
 	f.prs[key(pr.Owner, pr.Repo, pr.Number)] = pr
 }
 
+// AddRef makes ref (a branch or tag name) of owner/repo resolve to sha.
+func (f *Fake) AddRef(owner, repo, ref, sha string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := repoOf(owner, repo)
+	if f.refs[k] == nil {
+		f.refs[k] = map[string]string{}
+	}
+	f.refs[k][ref] = sha
+}
+
+// Roles GitHub reports, and the legacy permission level each maps to.
+var roleLevel = map[string]string{
+	"admin": "admin", "maintain": "write", "write": "write",
+	"triage": "read", "read": "read", "none": "none",
+}
+
+// SetPermission gives login the role on owner/repo: admin, maintain,
+// write, triage, read or none.
+func (f *Fake) SetPermission(owner, repo, login, role string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ok := roleLevel[role]; !ok {
+		f.fatalf("githubfake: SetPermission: unknown role %q", role)
+		return
+	}
+	k := repoOf(owner, repo)
+	if f.roles[k] == nil {
+		f.roles[k] = map[string]string{}
+	}
+	f.roles[k][strings.ToLower(login)] = role
+}
+
+// Activity is one change of a ref, as the activity log records it.
+type Activity struct {
+	Ref           string // refs/heads/BRANCH; a bare BRANCH is made so
+	Type          string // push (the default), force_push, branch_creation, ...
+	Before, After string
+	Actor         string
+	Time          time.Time
+}
+
+// AddActivity records a change of a ref of owner/repo.
+func (f *Fake) AddActivity(owner, repo string, a Activity) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !strings.HasPrefix(a.Ref, "refs/") {
+		a.Ref = "refs/heads/" + a.Ref
+	}
+	if a.Type == "" {
+		a.Type = "push"
+	}
+	k := repoOf(owner, repo)
+	f.activity[k] = append(f.activity[k], a)
+}
+
+// fatalf fails the test, or panics outside one; f.mu may be held.
+func (f *Fake) fatalf(format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	if f.t == nil {
+		panic(msg)
+	}
+	f.t.Fatal(msg)
+}
+
 // AddComment adds a comment by author to a PR added before, and returns its
 // ID.
 func (f *Fake) AddComment(owner, repo string, number int, author, body string) int64 {
@@ -239,11 +346,7 @@ func (f *Fake) AddComment(owner, repo string, number int, author, body string) i
 	defer f.mu.Unlock()
 	k := key(owner, repo, number)
 	if _, ok := f.prs[k]; !ok {
-		msg := fmt.Sprintf("githubfake: AddComment: no PR %s/%s#%d", owner, repo, number)
-		if f.t == nil {
-			panic(msg)
-		}
-		f.t.Fatal(msg)
+		f.fatalf("githubfake: AddComment: no PR %s/%s#%d", owner, repo, number)
 	}
 	return f.addComment(k, author, body).ID
 }

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/patchproof/patchproof/pipeline/github"
+	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/pipeline/trigger"
+)
+
+const planUsage = `Usage: patchproof plan [flags]
+
+The validation workflow's plan job: reads a GitHub Actions event and decides
+whether it asks patchproof to validate a pull request, and what. Triggers:
+workflow_dispatch (inputs pr, repository, backport_to, builder), a comment on
+a pull request whose first line is
+
+  /patchproof [BRANCH,BRANCH...|none] [SHA]
+
+and the label "patchproof" on a pull request. The user who acted must have
+write, maintain or admin on the repository the workflow runs in. The head
+commit is the one the trigger names: a comment's SHA (a prefix of the PR's
+head), else a head pushed before the comment was written (from the head
+repository's activity log), a label's commit, or the head at dispatch.
+
+The plan is written as key=value lines (repo, owner, name, pr, base,
+head_sha, backport_to, builder, targets, matrix, tool_repo, tool_sha) to
+--output, all at once: a refused trigger writes nothing, prints one
+::error:: line and exits 2. The token is $GITHUB_TOKEN, else $GH_TOKEN.
+
+`
+
+// planCmd is 'patchproof plan'.
+func planCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error {
+	fs := newFlagSet("plan", stderr)
+	env := os.Getenv
+	var opt trigger.Options
+	var eventPath, output, api string
+	fs.StringVar(&eventPath, "event", env("GITHUB_EVENT_PATH"), "the event payload `FILE`")
+	fs.StringVar(&opt.EventName, "event-name", env("GITHUB_EVENT_NAME"), "the event's `NAME`")
+	fs.StringVar(&output, "output", env("GITHUB_OUTPUT"), "append the outputs to `FILE` (default $GITHUB_OUTPUT; stdout when empty)")
+	fs.StringVar(&opt.Repository, "repository", env("GITHUB_REPOSITORY"), "the `OWNER/NAME` the workflow runs in (default the event's)")
+	fs.StringVar(&opt.SHA, "sha", env("GITHUB_SHA"), "the workflow's `COMMIT`")
+	fs.StringVar(&opt.BackportTo, "default-backport-to", env("DEFAULT_BACKPORT_TO"),
+		"backport `BRANCHES` of comments and labels naming none, comma-separated, or none (default "+trigger.DefaultBackportTo+")")
+	fs.StringVar(&opt.Builder, "default-builder", env("DEFAULT_BUILDER"), "the `BUILDER` of comments and labels (default "+trigger.DefaultBuilder+")")
+	fs.StringVar(&opt.ToolRepository, "tool-repository", env("TOOL_REPOSITORY"), "where patchproof is, `OWNER/NAME` (default "+trigger.DefaultToolRepository+")")
+	fs.StringVar(&opt.ToolRef, "tool-ref", env("TOOL_REF"), "the patchproof `REF` to build (default the workflow's commit in that repository, else "+trigger.DefaultToolRef+")")
+	fs.StringVar(&api, "github-api", cmp.Or(env("PATCHPROOF_GITHUB_API"), env("GITHUB_API_URL")),
+		"GitHub REST API `URL` (default $PATCHPROOF_GITHUB_API, else $GITHUB_API_URL, else "+github.DefaultBaseURL+")")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, planUsage)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("plan: unexpected argument %q", fs.Arg(0))
+	}
+	if err := plan(ctx, stdout, stderr, opt, eventPath, output, api); err != nil {
+		return &annotatedError{fmt.Errorf("plan: %w", err)}
+	}
+	return nil
+}
+
+func plan(ctx context.Context, stdout, stderr io.Writer, opt trigger.Options, eventPath, output, api string) error {
+	if eventPath == "" {
+		return &results.InputError{Input: "--event", Err: errors.New("no event file (and $GITHUB_EVENT_PATH is unset)")}
+	}
+	var err error
+	if opt.Event, err = os.ReadFile(eventPath); err != nil {
+		return &results.InputError{Input: "--event " + eventPath, Err: err}
+	}
+	client, err := github.New(github.Options{BaseURL: api})
+	if err != nil {
+		return &results.InputError{Input: "--github-api " + api, Err: err}
+	}
+	p, err := trigger.Decide(ctx, client, opt)
+	if err != nil {
+		return err
+	}
+	if err := writeOutputs(stdout, output, p.Outputs()); err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "::notice::%s\n", escapeAnnotation(p.Notice()))
+	return nil
+}
+
+// writeOutputs appends the outputs to path (stdout when ""), in one write
+// and only now that all are known, so that the job gets all of them or none.
+func writeOutputs(stdout io.Writer, path, outputs string) error {
+	if path == "" {
+		_, err := io.WriteString(stdout, outputs)
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return &results.InputError{Input: "--output " + path, Err: err}
+	}
+	if _, err := f.WriteString(outputs); err != nil {
+		f.Close()
+		return fmt.Errorf("write outputs to %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write outputs to %s: %w", path, err)
+	}
+	return nil
+}
+
+// annotatedError is shown as a GitHub Actions error annotation, so that the
+// run's page says why: the plan runs only in Actions.
+type annotatedError struct{ err error }
+
+func (e *annotatedError) Error() string { return e.err.Error() }
+func (e *annotatedError) Unwrap() error { return e.err }
+
+func escapeAnnotation(s string) string {
+	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+}
