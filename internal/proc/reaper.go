@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -57,10 +58,12 @@ func Sweep(owner string) ([]int, error) {
 				continue
 			}
 			env, err := os.ReadFile(d + "/environ")
-			if err != nil || !containsEntry(env, mark) {
+			if err != nil || !containsEntry(env, mark) || ended(d) {
 				continue
 			}
-			if err := syscall.Kill(pid, syscall.SIGKILL); err == nil {
+			// One killed in an earlier round may take a moment to die: a
+			// new round is for the processes found since.
+			if err := syscall.Kill(pid, syscall.SIGKILL); err == nil && !slices.Contains(killed, pid) {
 				killed = append(killed, pid)
 				found++
 			}
@@ -72,6 +75,21 @@ func Sweep(owner string) ([]int, error) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	return killed, fmt.Errorf("processes of %s still appear after %d rounds of killing", owner, sweepRounds)
+}
+
+// ended reports whether the process of /proc dir d has exited (a zombie,
+// or dead): killing it again changes nothing.
+func ended(d string) bool {
+	b, err := os.ReadFile(d + "/stat")
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return true
+	}
+	st := strings.TrimSpace(string(b)[i+1:])
+	return strings.HasPrefix(st, "Z") || strings.HasPrefix(st, "X")
 }
 
 // containsEntry reports whether the NUL-separated environ holds entry
