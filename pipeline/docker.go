@@ -140,13 +140,19 @@ func (r *Run) suiteExecutor(ctx context.Context, db *mysqld.Server) (phptests.Ex
 
 // serverContainer is where the race check and the benchmark run a build's
 // Apache module: nil (this host) but under --builder docker, where it is a
-// container of the serve image on the run's network, the database's, with
-// no route out.
-func (r *Run) serverContainer(ctx context.Context) (*httpd.Container, error) {
+// container of the serve image in the network namespace of the database's
+// container (db), as the suites are: PHP reaches the server at 127.0.0.1
+// with a host server's accounts (db.LocalConn), the run's internal network
+// and nothing else, and this host reaches Apache at the database
+// container's address.
+func (r *Run) serverContainer(ctx context.Context, db *mysqld.Server) (*httpd.Container, error) {
 	if r.Config.Builder != "docker" {
 		return nil, nil
 	}
-	c, network, err := r.dockerNetwork(ctx)
+	if db.ContainerID == "" {
+		return nil, errors.New("Apache in a container: the database is not in a container")
+	}
+	c, err := r.dockerClient(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -155,5 +161,5 @@ func (r *Run) serverContainer(ctx context.Context) (*httpd.Container, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &httpd.Container{Client: c, Image: img, Network: network, Labels: docker.Labels("server")}, nil
+	return &httpd.Container{Client: c, Image: img, Network: "container:" + db.ContainerID, Labels: docker.Labels("server")}, nil
 }

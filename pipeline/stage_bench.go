@@ -45,7 +45,7 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
-	ctr, err := r.serverContainer(ctx)
+	ctr, err := r.serverContainer(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 	for _, j := range jobs {
 		opt := bench.Options{
 			Base: buildRef(j.base), Dir: filepath.Join(r.Dir, "bench", safeName(j.t.Name)),
-			DB: workload.DB{Conn: db.Conn}, DBPID: db.PID,
+			DB: workload.DB{Conn: db.LocalConn()}, DBPID: db.PID,
 			Quick: r.Config.Bench != "report", Threads: r.Config.Threads, Passes: r.Config.Passes,
 			Container:  ctr,
 			ServerCPUs: r.Config.ServerCPUs, LoadCPUs: r.Config.LoadCPUs, DBCPUs: r.Config.DBCPUs,

@@ -62,14 +62,14 @@ func (s raceStage) Run(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
-	ctr, err := r.serverContainer(ctx)
+	ctr, err := r.serverContainer(ctx, db)
 	if err != nil {
 		return err
 	}
 	var errs, failed []string
 	for _, j := range jobs {
 		res := &results.RaceResult{Threads: threads(r.Config)}
-		f := s.check(ctx, r, j, workload.DB{Conn: db.Conn}, ctr, res)
+		f := s.check(ctx, r, j, workload.DB{Conn: db.LocalConn()}, ctr, res)
 		r.setTarget(j.t, func(tr *results.TargetResult) { tr.Race = res })
 		for _, e := range res.Errors {
 			errs = append(errs, j.t.Name+": "+e)

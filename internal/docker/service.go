@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -130,6 +131,29 @@ func (s *Service) IP(ctx context.Context, network string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("container %s has no address on network %s", short(s.ID), network)
+}
+
+// Address is the address of container id on its first network (by name),
+// for a container whose network namespace another shares: what this host
+// reaches the sharer at.
+func Address(ctx context.Context, c *client.Client, id string) (string, error) {
+	info, err := c.ContainerInspect(ctx, id)
+	if err != nil {
+		return "", fmt.Errorf("inspect container %s: %w", short(id), err)
+	}
+	if info.NetworkSettings != nil {
+		names := make([]string, 0, len(info.NetworkSettings.Networks))
+		for n := range info.NetworkSettings.Networks {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			if ep := info.NetworkSettings.Networks[n]; ep != nil && ep.IPAddress != "" {
+				return ep.IPAddress, nil
+			}
+		}
+	}
+	return "", fmt.Errorf("container %s has no network address", short(id))
 }
 
 // InitPID is the host's PID of the container's first process.

@@ -22,8 +22,11 @@ import (
 // module under test is then never loaded by a process of this host. The
 // container binds the run dir read-write, the module's directory and Binds
 // as given, all at their host paths, so the configuration reads the same
-// on both sides. It is on Network (the run's internal network: its
-// database, no route out), which this host reaches it on; it has no
+// on both sides. It is on Network: "container:ID" to share the database
+// container's network namespace (PHP then reaches the database at
+// 127.0.0.1 as on a host, with a host's accounts, and this host reaches
+// Apache at that container's address), or a network's name (the run's
+// internal network, no route out); it has no
 // capabilities but those Apache needs to switch to its user, a read-only
 // root, memory and pids limits, and an environment of PATH, HOME and
 // Options.Environ alone.
@@ -125,7 +128,12 @@ func (s *Server) startContainer(ctx context.Context) error {
 		svc.Stop(0) // the log stream ends with the container
 		out.Close()
 	}()
-	if s.Host, err = svc.IP(ctx, c.Network); err != nil {
+	if other, ok := strings.CutPrefix(c.Network, "container:"); ok {
+		s.Host, err = docker.Address(ctx, c.Client, other)
+	} else {
+		s.Host, err = svc.IP(ctx, c.Network)
+	}
+	if err != nil {
 		return fail(fmt.Errorf("start apache: %w", err))
 	}
 	if s.PID, err = svc.InitPID(ctx); err != nil {
