@@ -39,8 +39,8 @@ type Report struct {
 	Roots   []string `json:"roots"`
 	Samples int      `json:"samples"`
 	// Host are findings of this host's processes: under --builder docker
-	// there must be none. Container are those in containers, at most one
-	// a process and file.
+	// there must be none; each process and file once. Container are those
+	// in containers, each file once (the first process seen with it).
 	Host      []Finding `json:"host"`
 	Container []Finding `json:"container"`
 }
@@ -145,11 +145,11 @@ func under(p string, roots []string) bool {
 func (r *Report) Add(fs []Finding) {
 	r.Samples++
 	for _, f := range fs {
-		list := &r.Host
+		list, same := &r.Host, func(g Finding) bool { return g.PID == f.PID && g.File == f.File }
 		if f.Container {
-			list = &r.Container
+			list, same = &r.Container, func(g Finding) bool { return g.File == f.File }
 		}
-		if !slices.ContainsFunc(*list, func(g Finding) bool { return g.PID == f.PID && g.File == f.File }) {
+		if !slices.ContainsFunc(*list, same) {
 			*list = append(*list, f)
 		}
 	}
@@ -157,6 +157,6 @@ func (r *Report) Add(fs []Finding) {
 
 // String sums the report up in a line.
 func (r *Report) String() string {
-	return fmt.Sprintf("%d samples: %d host processes and %d container processes executed code from %s",
-		r.Samples, len(r.Host), len(r.Container), strings.Join(r.Roots, ", "))
+	return fmt.Sprintf("%d samples: %d host processes executed code from %s; in containers, %d files of it ran",
+		r.Samples, len(r.Host), strings.Join(r.Roots, ", "), len(r.Container))
 }
