@@ -150,7 +150,7 @@ func (r *Run) serverContainer(ctx context.Context, db *mysqld.Server) (*httpd.Co
 		return nil, nil
 	}
 	if db.ContainerID == "" {
-		return nil, errors.New("Apache in a container: the database is not in a container")
+		return nil, errors.New("apache in a container: the database is not in a container")
 	}
 	c, err := r.dockerClient(ctx)
 	if err != nil {
