@@ -15,6 +15,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/jsonmessage"
 
 	"github.com/patchproof/patchproof/internal/cachedir"
 	"github.com/patchproof/patchproof/internal/childenv"
@@ -162,7 +163,7 @@ func EnsureBaseImage(ctx context.Context, c *client.Client, opt ImageOptions) (s
 	pullCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	rc, err := c.ImagePull(pullCtx, "debian:"+opt.Suite, image.PullOptions{})
 	if err == nil {
-		_, err = io.Copy(io.Discard, rc)
+		err = readStream(rc, io.Discard)
 		rc.Close()
 		if _, ierr := c.ImageInspect(ctx, "debian:"+opt.Suite); err == nil && ierr == nil {
 			cancel()
@@ -202,7 +203,7 @@ func EnsureBaseImage(ctx context.Context, c *client.Client, opt ImageOptions) (s
 	}
 	resp, err := c.ImageImport(ctx, image.ImportSource{Source: stdout, SourceName: "-"}, local, image.ImportOptions{})
 	if err == nil {
-		_, err = io.Copy(io.Discard, resp)
+		err = readStream(resp, opt.Log)
 		resp.Close()
 	}
 	if werr := tar.Wait(); err == nil && werr != nil {
@@ -212,4 +213,11 @@ func EnsureBaseImage(ctx context.Context, c *client.Client, opt ImageOptions) (s
 		return "", fmt.Errorf("import %s: %w", local, err)
 	}
 	return local, nil
+}
+
+// readStream reads an engine's progress stream (a pull, an import) to its
+// end with the engine's own decoder: an error the engine reports inside
+// the stream, after a 200, is returned, not dropped with the rest.
+func readStream(r io.Reader, out io.Writer) error {
+	return jsonmessage.DisplayJSONMessagesStream(r, out, 0, false, nil)
 }

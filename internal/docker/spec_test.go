@@ -1,6 +1,7 @@
 package docker
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -69,5 +70,17 @@ func TestAptSources(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(out); string(got) != want {
 		t.Errorf("sources.list %q, want %q", got, want)
+	}
+}
+
+// An error inside a progress stream is an error, progress is not.
+func TestReadStream(t *testing.T) {
+	ok := `{"status":"Pulling fs layer","id":"a"}` + "\n" + `{"status":"Download complete","id":"a"}` + "\n"
+	if err := readStream(strings.NewReader(ok), io.Discard); err != nil {
+		t.Errorf("a stream of progress: %v", err)
+	}
+	bad := ok + `{"errorDetail":{"message":"no space left on device"},"error":"no space left on device"}` + "\n"
+	if err := readStream(strings.NewReader(bad), io.Discard); err == nil || !strings.Contains(err.Error(), "no space left") {
+		t.Errorf("a stream ending in an error: %v", err)
 	}
 }
