@@ -111,7 +111,7 @@ func TestTestsStageInDocker(t *testing.T) {
 			t.Errorf("%s: counts %+v, want 3 passed", run.Build, run.Counts)
 		}
 	}
-	if r.db.server == nil || r.db.server.PID != 0 || r.db.server.Host != "mariadb" {
+	if r.db.server == nil || r.db.server.ContainerID == "" || r.db.server.Host != "mariadb" {
 		t.Errorf("the run's database is not the container's: %+v", r.db.server)
 	}
 	r.closeDatabase()

@@ -224,12 +224,16 @@ func TestStartFailures(t *testing.T) {
 }
 
 func TestUnavailableKinds(t *testing.T) {
-	for _, k := range []Kind{KindFrankenPHP, KindApacheDocker} {
-		_, err := Start(context.Background(), Options{Kind: k, Dir: t.TempDir(), Module: "x"})
-		var ue *UnavailableError
-		if !errors.As(err, &ue) || ue.Kind != k || !errors.Is(err, ErrUnavailable) {
-			t.Errorf("%s: error %v, want an *UnavailableError", k, err)
-		}
+	_, err := Start(context.Background(), Options{Kind: KindFrankenPHP, Dir: t.TempDir(), Module: "x"})
+	var ue *UnavailableError
+	if !errors.As(err, &ue) || ue.Kind != KindFrankenPHP || !errors.Is(err, ErrUnavailable) {
+		t.Errorf("%s: error %v, want an *UnavailableError", KindFrankenPHP, err)
+	}
+	// Apache in a container runs given Options.Container, and is bad
+	// input without one.
+	_, err = Start(context.Background(), Options{Kind: KindApacheDocker, Dir: t.TempDir(), Module: "x"})
+	if err == nil || errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no container given") {
+		t.Errorf("%s without a container: error %v", KindApacheDocker, err)
 	}
 }
 

@@ -46,7 +46,7 @@ func TestContainerServer(t *testing.T) {
 	}
 	t.Logf("first start (datadir installed) in %v", time.Since(start).Round(time.Millisecond))
 	defer s.Stop()
-	if s.Host != defaultAlias || s.Port != containerPort || s.User != defaultUser || s.Password == "" || s.PID != 0 || s.ContainerID == "" {
+	if s.Host != defaultAlias || s.Port != containerPort || s.User != defaultUser || s.Password == "" || s.PID <= 0 || s.ContainerID == "" {
 		t.Errorf("conn %+v pid %d container %q", s.Conn, s.PID, s.ContainerID)
 	}
 	if l := s.LocalConn(); l.Host != "127.0.0.1" || l.Port != containerPort || l.Socket != s.Socket {

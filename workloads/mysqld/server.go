@@ -32,8 +32,8 @@ import (
 // directory.
 type Server struct {
 	Conn
-	// PID is mariadbd's process id (also its process group), for pinning
-	// it to CPUs; 0 for a server in a container.
+	// PID is mariadbd's process id on this host, for pinning it to CPUs;
+	// on this host also its process group.
 	PID int
 	// ContainerID is the server's container, for EngineDocker: a client
 	// container that shares its network namespace (network mode
