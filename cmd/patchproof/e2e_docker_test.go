@@ -114,7 +114,11 @@ func TestE2EDockerSameFigures(t *testing.T) {
 		}
 	}
 
-	// The benchmark's exact measure: locks a request, each arm, within 1%.
+	// The benchmark's exact measures: the statistics mutex's calls a
+	// request the same, and all locks a request within 1%, or within 0.25
+	// where an arm takes a handful: the ~6 calls a request of Apache's and
+	// libc's own that remain without mysqlnd's vary by a few hundredths
+	// between two runs on one host too (6.18 to 6.40 seen).
 	if d.Bench == nil || h.Bench == nil {
 		t.Fatal("no benchmark in one of the runs")
 	}
@@ -124,8 +128,11 @@ func TestE2EDockerSameFigures(t *testing.T) {
 	for i, da := range d.Bench.Arms {
 		ha := h.Bench.Arms[i]
 		dl, hl := meanLocks(da.Samples), meanLocks(ha.Samples)
-		if hl == 0 || math.Abs(dl-hl) > 0.01*hl+0.05 {
-			t.Errorf("%s: %.2f locks a request in Docker mode, %.2f on the host; want within 1%%", da.Name, dl, hl)
+		if hl == 0 || math.Abs(dl-hl) > max(0.01*hl, 0.25) {
+			t.Errorf("%s: %.2f locks a request in Docker mode, %.2f on the host; want within 1%% (0.25 at least)", da.Name, dl, hl)
+		}
+		if ds, hs := statsMutex(da.Samples), statsMutex(ha.Samples); ds != hs {
+			t.Errorf("%s: %.2f statistics mutex calls a request in Docker mode, %.2f on the host", da.Name, ds, hs)
 		}
 	}
 }
@@ -165,6 +172,18 @@ func meanLocks(ss []*bench.Sample) float64 {
 		return 0
 	}
 	return sum / float64(n)
+}
+
+// statsMutex is the mean of the samples' statistics mutex calls a
+// request (0 where the mutex was not locked or not named).
+func statsMutex(ss []*bench.Sample) float64 {
+	var sum float64
+	for _, s := range ss {
+		if s.Locks != nil && s.Locks.StatsMutex != nil {
+			sum += s.Locks.StatsMutex.LocksPerRequest
+		}
+	}
+	return sum / float64(max(1, len(ss)))
 }
 
 // Under --builder docker no process of this host executed code from a
