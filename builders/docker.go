@@ -54,7 +54,7 @@ func (d *Docker) ID(ctx context.Context) (string, error) {
 // containerEnv is a build container's whole environment: a PATH and HOME
 // of its own and the build's variables, nothing of the host's.
 func containerEnv(c Cmd) []string {
-	return append([]string{"HOME=/tmp", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, c.Env...)
+	return append(docker.BaseEnv(), c.Env...)
 }
 
 // Exec runs c in a new container, with no network, and removes it

@@ -81,7 +81,7 @@ func (r *Run) databaseContainer(ctx context.Context, log io.Writer) (*mysqld.Doc
 	if err != nil {
 		return nil, err
 	}
-	return &mysqld.DockerOptions{Client: c, Image: img, Network: network, User: dockerUser(), Labels: docker.Labels("db")}, nil
+	return &mysqld.DockerOptions{Client: c, Image: img, Network: network, User: docker.User(), Labels: docker.Labels("db")}, nil
 }
 
 // closeDatabase stops the run's MariaDB, if a stage started it. It is safe

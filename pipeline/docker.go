@@ -3,9 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 
@@ -106,16 +104,6 @@ func (r *Run) imageOptions(log io.Writer) docker.ImageOptions {
 	return opt
 }
 
-// dockerUser is the uid:gid containers run as: this process's, so that
-// what they write in the run dir is its own; "" (the image's root) for
-// root.
-func dockerUser() string {
-	if os.Getuid() == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
-}
-
 // suiteExecutor is where the test suites run against db: on this host, or
 // under --builder docker in containers of the build image that share the
 // database container's network namespace, so that they reach it at
@@ -135,7 +123,7 @@ func (r *Run) suiteExecutor(ctx context.Context, db *mysqld.Server) (phptests.Ex
 	if err != nil {
 		return nil, err
 	}
-	return &phptests.Container{Client: c, Image: img, Network: "container:" + db.ContainerID, User: dockerUser(), Labels: docker.Labels("tests")}, nil
+	return &phptests.Container{Client: c, Image: img, Network: "container:" + db.ContainerID, User: docker.User(), Labels: docker.Labels("tests")}, nil
 }
 
 // serverContainer is where the race check and the benchmark run a build's

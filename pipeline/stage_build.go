@@ -189,7 +189,7 @@ func newBuilder(ctx context.Context, r *Run) (*builders.Builder, error) {
 		if err := os.MkdirAll(ccache, 0o755); err != nil {
 			return nil, err
 		}
-		d := &builders.Docker{Client: c, Image: img, Mounts: []string{ccache}, User: dockerUser(), Labels: docker.Labels("build")}
+		d := &builders.Docker{Client: c, Image: img, Mounts: []string{ccache}, User: docker.User(), Labels: docker.Labels("build")}
 		b.Exec, b.CCache, b.Apxs = d, true, "/usr/bin/apxs2"
 	default:
 		return nil, fmt.Errorf("unknown builder %q", r.Config.Builder)

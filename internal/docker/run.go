@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -17,6 +18,22 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 )
+
+// BaseEnv is the environment every container starts from: a PATH and a
+// HOME of its own, nothing of the host's. Callers add their variables.
+func BaseEnv() []string {
+	return []string{"HOME=/tmp", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+}
+
+// User is the uid:gid containers run as: this process's, so that what
+// they write in bound directories is its own; "" (the image's root) for
+// root.
+func User() string {
+	if os.Getuid() == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
+}
 
 // Spec is a container: its command and everything it may see and use.
 type Spec struct {

@@ -63,18 +63,26 @@ func processStart(pid int) (uint64, error) {
 	return parseStart(string(b))
 }
 
-// parseStart takes field 22, starttime, out of a /proc/PID/stat line. The
-// command name (field 2) is in parentheses and may hold spaces and
-// parentheses itself: the fields are counted after the last ')'.
+// parseStart takes field 22, starttime, out of a /proc/PID/stat line.
 func parseStart(stat string) (uint64, error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, errors.New("stat: no command name")
+	fields, err := statFields(stat)
+	if err != nil {
+		return 0, err
 	}
-	fields := strings.Fields(stat[i+1:]) // from field 3, state
 	const starttime = 22 - 3
 	if len(fields) <= starttime {
 		return 0, errors.New("stat: too few fields")
 	}
 	return strconv.ParseUint(fields[starttime], 10, 64)
+}
+
+// statFields are the fields of a /proc/PID/stat line from field 3, the
+// state, on. The command name (field 2) is in parentheses and may hold
+// spaces and parentheses itself: the fields are counted after the last ')'.
+func statFields(stat string) ([]string, error) {
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 {
+		return nil, errors.New("stat: no command name")
+	}
+	return strings.Fields(stat[i+1:]), nil
 }

@@ -84,12 +84,8 @@ func ended(d string) bool {
 	if err != nil {
 		return true
 	}
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return true
-	}
-	st := strings.TrimSpace(string(b)[i+1:])
-	return strings.HasPrefix(st, "Z") || strings.HasPrefix(st, "X")
+	f, err := statFields(string(b))
+	return err != nil || len(f) == 0 || f[0] == "Z" || f[0] == "X"
 }
 
 // containsEntry reports whether the NUL-separated environ holds entry
@@ -112,12 +108,8 @@ func reapChildren() {
 		if err != nil {
 			continue
 		}
-		i := strings.LastIndexByte(string(b), ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b)[i+1:]) // state, ppid, ...
-		if len(f) < 2 || f[0] != "Z" || f[1] != strconv.Itoa(self) {
+		f, err := statFields(string(b)) // state, ppid, ...
+		if err != nil || len(f) < 2 || f[0] != "Z" || f[1] != strconv.Itoa(self) {
 			continue
 		}
 		if pid, err := strconv.Atoi(filepath.Base(d)); err == nil {

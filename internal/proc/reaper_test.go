@@ -15,14 +15,7 @@ import (
 )
 
 // alive reports whether pid is a process that has not ended (a zombie has).
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i > 0 && !strings.HasPrefix(strings.TrimSpace(string(b)[i+1:]), "Z")
-}
+func alive(pid int) bool { return !ended("/proc/" + strconv.Itoa(pid)) }
 
 func sleeper(t *testing.T, env []string) *exec.Cmd {
 	t.Helper()

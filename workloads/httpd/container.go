@@ -49,7 +49,6 @@ const (
 	containerMemory = 4 << 30
 	containerPids   = 4096
 	containerApache = "/usr/sbin/apache2"
-	containerPath   = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 )
 
 // spec is the container the server runs in.
@@ -63,9 +62,9 @@ func (s *Server) spec() docker.Spec {
 	spec := docker.Spec{
 		Image:    c.Image,
 		Cmd:      args,
-		Env:      append([]string{"PATH=" + containerPath, "HOME=/tmp"}, s.opt.Environ...),
+		Env:      append(docker.BaseEnv(), s.opt.Environ...),
 		Dir:      s.Dir,
-		User:     containerUser(),
+		User:     docker.User(),
 		Network:  c.Network,
 		Labels:   map[string]string{docker.LabelRole: "server"},
 		Memory:   c.Memory,
@@ -87,16 +86,6 @@ func (s *Server) spec() docker.Spec {
 		spec.Pids = containerPids
 	}
 	return spec
-}
-
-// containerUser is the uid:gid the server's container runs as: this
-// process's, so that what Apache writes in the run dir is its own, or ""
-// (the image's root, which switches to www-data as on a host) for root.
-func containerUser() string {
-	if os.Getuid() == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%d:%d", os.Getuid(), os.Getgid())
 }
 
 func (s *Server) startContainer(ctx context.Context) error {

@@ -135,7 +135,7 @@ func startContainer(ctx context.Context, opt Options) (*Server, error) {
 	spec := docker.Spec{
 		Image:   d.Image,
 		Cmd:     args,
-		Env:     []string{"HOME=/tmp", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"},
+		Env:     docker.BaseEnv(),
 		Dir:     dir,
 		User:    user,
 		Binds:   binds,

@@ -115,7 +115,6 @@ var _ Executor = (*Container)(nil)
 const (
 	defaultMemory = 2 << 30
 	defaultPids   = 1024
-	containerPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 )
 
 func (c *Container) String() string { return "docker" }
@@ -125,7 +124,7 @@ func (c *Container) Spec(cmd Cmd) docker.Spec {
 	spec := docker.Spec{
 		Image:    c.Image,
 		Cmd:      cmd.Args,
-		Env:      append([]string{"PATH=" + containerPath, "HOME=/tmp"}, cmd.Env...),
+		Env:      append(docker.BaseEnv(), cmd.Env...),
 		Dir:      cmd.Dir,
 		User:     c.User,
 		Network:  c.Network,

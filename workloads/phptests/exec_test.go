@@ -141,7 +141,7 @@ func TestContainerSpec(t *testing.T) {
 	})
 	want := docker.Spec{
 		Image: "img", Cmd: []string{"/b/sapi/cli/php", "run-tests.php"},
-		Env: []string{"PATH=" + containerPath, "HOME=/tmp", "NO_INTERACTION=1"},
+		Env: append(docker.BaseEnv(), "NO_INTERACTION=1"),
 		Dir: "/w/tree", User: "1000:1000",
 		Binds:   []docker.Bind{{Path: "/b", ReadOnly: true}, {Path: "/run/mysql/sock", ReadOnly: true}, {Path: "/w"}},
 		Network: "pp-net",
