@@ -18,6 +18,10 @@ func (m Mutex) String() string { return fmt.Sprintf("%s:%#x", m.Table, m.Addr) }
 type MutexCalls struct {
 	Mutex
 	Counts
+	// Shared is the mutex's flag at the window's end: a mutex that more
+	// than one thread has locked at any time, in the window or before, is
+	// shared for the whole window.
+	Shared bool
 }
 
 // A Delta is what was counted between two snapshots.
@@ -44,6 +48,35 @@ func (d Delta) Top() (MutexCalls, bool) {
 // Distinct is the number of mutexes called in the window.
 func (d Delta) Distinct() int { return len(d.Mutexes) }
 
+// Split divides the window's pthread_mutex_lock calls, the calls that
+// Locks counts, between shared mutexes (ones that more than one thread
+// locks, which threads may contend on) and per-thread ones. Trylocks are
+// left out, as they are of Locks per request; so are the overflow's lock
+// calls, whose mutexes are unknown: shared+perThread is Locks less
+// Overflow.Lock.
+func (d Delta) Split() (shared, perThread uint64) {
+	for _, m := range d.Mutexes {
+		if m.Shared {
+			shared += m.Lock
+		} else {
+			perThread += m.Lock
+		}
+	}
+	return shared, perThread
+}
+
+// SharedMutexes is the number of shared mutexes called in the window,
+// whether by lock or trylock calls.
+func (d Delta) SharedMutexes() int {
+	n := 0
+	for _, m := range d.Mutexes {
+		if m.Shared {
+			n++
+		}
+	}
+	return n
+}
+
 // Diff returns what was counted between before and after. A table that
 // appears only in after counts from zero and is named in a warning (a
 // process started in the window); one that vanished is too. A count that
@@ -63,16 +96,16 @@ func Diff(before, after Snapshot) (Delta, error) {
 		}
 		called := false
 		for addr, c := range t.Mutexes {
-			o := old.Mutexes[addr]
+			o := old.Mutexes[addr].Counts
 			if c.Lock < o.Lock || c.Trylock < o.Trylock {
-				return Delta{}, fmt.Errorf("diff lock counts: %s:%#x went from %+v to %+v", t.Name, addr, o, c)
+				return Delta{}, fmt.Errorf("diff lock counts: %s:%#x went from %+v to %+v", t.Name, addr, o, c.Counts)
 			}
 			dc := Counts{Lock: c.Lock - o.Lock, Trylock: c.Trylock - o.Trylock}
 			if dc == (Counts{}) {
 				continue
 			}
 			called = true
-			d.Mutexes = append(d.Mutexes, MutexCalls{Mutex{t.Name, addr}, dc})
+			d.Mutexes = append(d.Mutexes, MutexCalls{Mutex: Mutex{t.Name, addr}, Counts: dc, Shared: c.Shared})
 			d.Locks += dc.Lock
 			d.Trylocks += dc.Trylock
 		}

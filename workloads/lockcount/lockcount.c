@@ -13,18 +13,30 @@
  * process reads the live counts at any moment, without signals (Apache
  * blocks them in its worker threads) and whether or not the process ever
  * exits cleanly. At exit a text dump, lockcount.<pid>.<start-ns>.txt, is
- * written next to it: "address locks trylocks" lines, then "total".
+ * written next to it: "address locks trylocks first-thread shared" lines,
+ * then "overflow locks trylocks" and "total locks trylocks".
  *
  * The table is a fixed-size open-addressing hash table updated with relaxed
  * atomics only; a mutex that finds no free slot is counted in the header's
  * overflow counters. Calls before the library's constructor ran are
  * forwarded but not counted.
  *
- * Binary layout (native byte order), version 1:
+ * Each slot also says whether one thread or many lock its mutex: the
+ * thread that first locked or trylocked it (its kernel thread id), and a
+ * shared flag that the first call from any other thread sets, for good.
+ * Threads are told apart by id, so a mutex whose first thread exited and
+ * whose next locker is a new thread counts as shared, as does a heap
+ * mutex freed by one thread and reallocated at the same address by
+ * another: shared means locked by more than one thread in the process's
+ * life, the precondition of contention, not contention itself.
+ *
+ * Binary layout (native byte order), version 2:
  *   header, 64 bytes: magic "LOCKCNT1", u32 version, u32 slots, u64 pid,
  *     u64 start time (ns since the epoch), u64 overflow locks,
  *     u64 overflow trylocks, 2 × u64 reserved
- *   slots × 24 bytes: u64 address (0: free), u64 locks, u64 trylocks
+ *   slots × 32 bytes: u64 address (0: free), u64 locks, u64 trylocks,
+ *     u32 first thread id (0: not yet written), u32 flags (bit 0: shared)
+ * Version 1 had 24-byte slots, without the thread id and flags.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -39,19 +51,23 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #define LC_MAGIC "LOCKCNT1"
-#define LC_VERSION 1
+#define LC_VERSION 2
 #define LC_SLOT_BITS 16
 #define LC_SLOTS (1u << LC_SLOT_BITS)
 #define LC_MAX_PROBE 4096
+#define LC_SHARED 1u
 
 struct lc_slot {
 	_Atomic uint64_t addr;
 	_Atomic uint64_t locks;
 	_Atomic uint64_t trylocks;
+	_Atomic uint32_t first_tid;
+	_Atomic uint32_t flags;
 };
 
 struct lc_table {
@@ -66,7 +82,9 @@ struct lc_table {
 	struct lc_slot slot[LC_SLOTS];
 };
 
-_Static_assert(sizeof(struct lc_slot) == 24, "slot layout");
+_Static_assert(sizeof(struct lc_slot) == 32, "slot layout");
+_Static_assert(offsetof(struct lc_slot, first_tid) == 24, "slot layout");
+_Static_assert(offsetof(struct lc_slot, flags) == 28, "slot layout");
 _Static_assert(offsetof(struct lc_table, slot) == 64, "header layout");
 
 typedef int (*lc_lock_fn)(pthread_mutex_t *);
@@ -83,6 +101,43 @@ static _Atomic(lc_lock_fn) lc_real_lock, lc_real_trylock;
 static __thread int lc_resolving __attribute__((tls_model("initial-exec")));
 extern int __pthread_mutex_lock(pthread_mutex_t *) __attribute__((weak));
 extern int __pthread_mutex_trylock(pthread_mutex_t *) __attribute__((weak));
+
+/*
+ * The calling thread's kernel id, 0 until its first counted call: a system
+ * call once per thread instead of once per lock. syscall() rather than
+ * gettid(), which glibc has only since 2.30. Reset in a child after fork,
+ * whose one thread has an id of its own.
+ */
+static __thread uint32_t lc_tid __attribute__((tls_model("initial-exec")));
+
+static uint32_t lc_self(void)
+{
+	uint32_t tid = lc_tid;
+	if (__builtin_expect(tid == 0, 0))
+		lc_tid = tid = (uint32_t)syscall(SYS_gettid);
+	return tid;
+}
+
+/*
+ * lc_thread notes the calling thread on slot s. A thread locking a mutex
+ * it first locked, the common case, costs a thread-local read and one
+ * relaxed load of the line that the count then writes anyway; a shared
+ * mutex's flag is read before it is written, so that the flag costs no
+ * write after the first.
+ */
+static void lc_thread(struct lc_slot *s)
+{
+	uint32_t self = lc_self();
+	uint32_t first = atomic_load_explicit(&s->first_tid, memory_order_relaxed);
+	if (__builtin_expect(first == self, 1))
+		return;
+	if (first == 0 && atomic_compare_exchange_strong_explicit(&s->first_tid, &first, self,
+			memory_order_relaxed, memory_order_relaxed))
+		return;
+	/* first is another thread's, whether read or lost the race to. */
+	if (!(atomic_load_explicit(&s->flags, memory_order_relaxed) & LC_SHARED))
+		atomic_fetch_or_explicit(&s->flags, LC_SHARED, memory_order_relaxed);
+}
 
 static void lc_die(const char *msg)
 {
@@ -131,6 +186,7 @@ static void lc_count(const void *m, int try)
 				cur = expected;
 		}
 		if (cur == key) {
+			lc_thread(s);
 			atomic_fetch_add_explicit(try ? &s->trylocks : &s->locks, 1, memory_order_relaxed);
 			return;
 		}
@@ -206,6 +262,7 @@ static void lc_after_fork_child(void)
 	struct lc_table *t = atomic_exchange_explicit(&lc_table, NULL, memory_order_acq_rel);
 	if (t)
 		munmap(t, sizeof *t);
+	lc_tid = 0;
 	lc_open();
 }
 
@@ -234,7 +291,10 @@ static void lc_put(char *buf, size_t *n, uint64_t v, int hex)
 		buf[(*n)++] = tmp[--i];
 }
 
-static void lc_line(int fd, const char *label, uint64_t a, int hex, uint64_t locks, uint64_t trylocks)
+/* lc_line writes "label locks trylocks", or with no label a mutex's line,
+ * "address locks trylocks first-thread shared". */
+static void lc_line(int fd, const char *label, uint64_t a, uint64_t locks, uint64_t trylocks,
+		    uint32_t tid, uint32_t flags)
 {
 	char buf[128];
 	size_t n = 0;
@@ -242,12 +302,18 @@ static void lc_line(int fd, const char *label, uint64_t a, int hex, uint64_t loc
 		memcpy(buf, label, strlen(label));
 		n = strlen(label);
 	} else {
-		lc_put(buf, &n, a, hex);
+		lc_put(buf, &n, a, 1);
 	}
 	buf[n++] = ' ';
 	lc_put(buf, &n, locks, 0);
 	buf[n++] = ' ';
 	lc_put(buf, &n, trylocks, 0);
+	if (!label) {
+		buf[n++] = ' ';
+		lc_put(buf, &n, tid, 0);
+		buf[n++] = ' ';
+		buf[n++] = flags & LC_SHARED ? '1' : '0';
+	}
 	buf[n++] = '\n';
 	ssize_t r = write(fd, buf, n);
 	(void)r;
@@ -265,8 +331,9 @@ __attribute__((destructor)) static void lc_dump(void)
 	if (fd < 0)
 		return;
 	fchmod(fd, 0644);
-	char head[64];
-	int hn = snprintf(head, sizeof head, "# lockcount pid %llu\n", (unsigned long long)t->pid);
+	char head[128];
+	int hn = snprintf(head, sizeof head, "# lockcount pid %llu\n# address locks trylocks first-thread shared\n",
+			  (unsigned long long)t->pid);
 	ssize_t r = write(fd, head, (size_t)hn);
 	(void)r;
 	uint64_t locks = 0, trylocks = 0;
@@ -276,13 +343,15 @@ __attribute__((destructor)) static void lc_dump(void)
 			continue;
 		uint64_t l = atomic_load_explicit(&t->slot[i].locks, memory_order_relaxed);
 		uint64_t tl = atomic_load_explicit(&t->slot[i].trylocks, memory_order_relaxed);
-		lc_line(fd, NULL, a, 1, l, tl);
+		uint32_t tid = atomic_load_explicit(&t->slot[i].first_tid, memory_order_relaxed);
+		uint32_t fl = atomic_load_explicit(&t->slot[i].flags, memory_order_relaxed);
+		lc_line(fd, NULL, a, l, tl, tid, fl);
 		locks += l;
 		trylocks += tl;
 	}
 	uint64_t ol = atomic_load_explicit(&t->overflow_locks, memory_order_relaxed);
 	uint64_t ot = atomic_load_explicit(&t->overflow_trylocks, memory_order_relaxed);
-	lc_line(fd, "overflow", 0, 0, ol, ot);
-	lc_line(fd, "total", 0, 0, locks + ol, trylocks + ot);
+	lc_line(fd, "overflow", 0, ol, ot, 0, 0);
+	lc_line(fd, "total", 0, locks + ol, trylocks + ot, 0, 0);
 	close(fd);
 }

@@ -6,7 +6,11 @@
 // [Build] compiles with gcc and the program loads with LD_PRELOAD ([Env]).
 // It interposes pthread_mutex_lock and pthread_mutex_trylock, forwards to
 // the C library's through dlsym(RTLD_NEXT), and counts calls per mutex
-// address in a fixed-size lock-free hash table.
+// address in a fixed-size lock-free hash table. With each mutex it keeps
+// the thread that first locked it and whether any other thread has since:
+// a mutex locked by many threads (mysqlnd's global statistics, locked by
+// every PHP thread) is one they may contend on; one locked only ever by
+// its own thread is not.
 //
 // The table is not kept in the process's private memory: each process maps
 // a file, LOCKCOUNT_DIR/lockcount.<pid>.<start-ns>.bin, and counts in it.
@@ -15,12 +19,15 @@
 // them), no clean exit to wait for (Apache's children may be killed). A
 // child after fork gets a table of its own; so does a new image after exec.
 // At exit the library also writes a text dump next to the table, "address
-// locks trylocks" lines and a total ([ParseDump] reads it).
+// locks trylocks first-thread shared" lines and a total ([ParseDump] reads
+// it).
 //
 // Counting a fixed window of N requests is then: [Settle] (read every table
 // until the counts stop moving), send the N requests, Settle again, and
 // [Diff] the two snapshots, which gives the total calls, the calls on the
-// most-used mutex and the number of distinct mutexes in the window.
+// most-used mutex, the number of distinct mutexes in the window and how
+// the lock calls split between shared and per-thread mutexes
+// ([Delta.Split]).
 //
 // A mutex is known by its address alone. [NameHeld] names one by what
 // holds it: the heap block that a global pointer variable (PHP's

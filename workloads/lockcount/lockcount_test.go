@@ -3,6 +3,7 @@ package lockcount
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -143,30 +144,107 @@ func settle(t *testing.T, dir string) Snapshot {
 	return s
 }
 
-// known returns the calls on the locker's own mutexes in d.
-func (l *locker) known(d Delta, table string) map[string]Counts {
-	got := map[string]Counts{}
+// names names the locker's own mutexes by address.
+func (l *locker) names() map[uint64]string {
 	names := map[uint64]string{l.shared: "shared", l.try: "try"}
 	for i, p := range l.private {
 		names[p] = fmt.Sprintf("private%d", i)
 	}
+	return names
+}
+
+// known returns the calls on the locker's own mutexes in d.
+func (l *locker) known(d Delta, table string) map[string]MutexCalls {
+	got := map[string]MutexCalls{}
+	names := l.names()
 	for _, m := range d.Mutexes {
 		if n, ok := names[m.Addr]; ok && m.Table == table {
-			got[n] = m.Counts
+			m.Mutex = Mutex{}
+			got[n] = m
 		}
 	}
 	return got
 }
 
-func wantKnown(rounds uint64) map[string]Counts {
-	want := map[string]Counts{
-		"shared": {Lock: rounds * threads * sharedN},
-		"try":    {Trylock: rounds * tries},
+// others returns the lock calls in d on mutexes that are neither the
+// locker's own (in table) nor child (the C library may lock some of its
+// own), as Split and SharedMutexes count them.
+func (l *locker) others(d Delta, table string, child Mutex) (shared, perThread uint64, sharedMutexes int) {
+	names := l.names()
+	for _, m := range d.Mutexes {
+		if _, ok := names[m.Addr]; (ok && m.Table == table) || m.Mutex == child {
+			continue
+		}
+		if m.Shared {
+			shared += m.Lock
+			sharedMutexes++
+		} else {
+			perThread += m.Lock
+		}
+	}
+	return shared, perThread, sharedMutexes
+}
+
+// wantKnown is the calls on the locker's own mutexes after rounds runs,
+// in one window. The shared mutex is shared from the start; a thread's own
+// mutex becomes shared in the second run, whose new threads lock the same
+// mutexes as the first's.
+func wantKnown(rounds uint64) map[string]MutexCalls {
+	want := map[string]MutexCalls{
+		"shared": {Counts: Counts{Lock: rounds * threads * sharedN}, Shared: true},
+		"try":    {Counts: Counts{Trylock: rounds * tries}},
 	}
 	for i := range threads {
-		want[fmt.Sprintf("private%d", i)] = Counts{Lock: rounds * privateN}
+		want[fmt.Sprintf("private%d", i)] = MutexCalls{Counts: Counts{Lock: rounds * privateN}, Shared: rounds > 1}
 	}
 	return want
+}
+
+// checkSplit checks d's split of lock calls over the locker's mutexes
+// (those of its table) in a window of one run, round its number, and a
+// forked child's mutex, locked childN times by the child's one thread (a
+// zero Mutex when no child forked).
+func (l *locker) checkSplit(t *testing.T, d Delta, table string, round int, child Mutex, childN uint64) {
+	t.Helper()
+	shared, perThread := d.Split()
+	if shared+perThread != d.Locks-d.Overflow.Lock {
+		t.Errorf("Split() = %d shared + %d per-thread, want %d lock calls", shared, perThread, d.Locks-d.Overflow.Lock)
+	}
+	oShared, oPerThread, oMutexes := l.others(d, table, child)
+	wantShared, wantPerThread, wantMutexes := uint64(threads*sharedN), uint64(threads*privateN), 1
+	if round > 1 {
+		// The second run's threads lock the first's own mutexes.
+		wantShared, wantPerThread, wantMutexes = threads*(sharedN+privateN), 0, 1+threads
+	}
+	wantPerThread += childN
+	if shared-oShared != wantShared || perThread-oPerThread != wantPerThread || d.SharedMutexes()-oMutexes != wantMutexes {
+		t.Errorf("run %d: Split() = %d shared, %d per-thread, %d shared mutexes; "+
+			"less the others' %d, %d and %d: want %d, %d and %d",
+			round, shared, perThread, d.SharedMutexes(), oShared, oPerThread, oMutexes, wantShared, wantPerThread, wantMutexes)
+	}
+	t.Logf("run %d: %d lock calls on %d shared mutexes, %d on per-thread ones; not the locker's: %d shared on %d, %d per-thread",
+		round, shared, d.SharedMutexes(), perThread, oShared, oMutexes, oPerThread)
+}
+
+// checkThreads checks who first locked the locker's mutexes in tb, after
+// its first run: each thread its own, one of them the shared mutex, the
+// main thread the try mutex.
+func (l *locker) checkThreads(t *testing.T, tb Table) {
+	t.Helper()
+	first := map[int]bool{}
+	for i, p := range l.private {
+		tid := tb.Mutexes[p].FirstThread
+		if tid == 0 || tid == l.pid || first[tid] {
+			t.Errorf("private%d first locked by thread %d; want a thread of its own, not the main thread %d", i, tid, l.pid)
+		}
+		first[tid] = true
+	}
+	if tid := tb.Mutexes[l.shared].FirstThread; !first[tid] {
+		t.Errorf("shared first locked by thread %d; want one of the workers %v", tid, first)
+	}
+	if tid := tb.Mutexes[l.try].FirstThread; tid != l.pid {
+		t.Errorf("try first locked by thread %d; want the main thread %d", tid, l.pid)
+	}
 }
 
 // TestCount counts two windows of a running program, by snapshots, and
@@ -203,6 +281,8 @@ func TestCount(t *testing.T) {
 			d.Locks, d.Trylocks, top, d.Distinct(), d.Processes, d.Warnings)
 	}
 	t.Logf("window: %d locks, %d trylocks, top %v with %d, %d distinct", d.Locks, d.Trylocks, top.Mutex, top.Lock, d.Distinct())
+	l.checkSplit(t, d, table, 1, Mutex{}, 0)
+	l.checkThreads(t, after.Tables[0])
 
 	// A second window in which a child forks, counts in a table of its own
 	// and exits.
@@ -220,16 +300,31 @@ func TestCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(wantKnown(1), l.known(d, table)); diff != "" {
+	want := wantKnown(1)
+	for i := range threads {
+		// The second run's threads are not the first's.
+		n := fmt.Sprintf("private%d", i)
+		m := want[n]
+		m.Shared = true
+		want[n] = m
+	}
+	if diff := cmp.Diff(want, l.known(d, table)); diff != "" {
 		t.Errorf("second window, parent's mutexes (-want +got):\n%s", diff)
 	}
+	var childTable Table
+	for _, tb := range last.Tables {
+		if tb.PID == childPID {
+			childTable = tb
+		}
+	}
+	l.checkSplit(t, d, table, 2, Mutex{childTable.Name, childMutex}, 300)
 	var child []MutexCalls
 	for _, m := range d.Mutexes {
 		if m.Table != table {
 			child = append(child, m)
 		}
 	}
-	if len(child) != 1 || child[0].Addr != childMutex || child[0].Lock != 300 || d.Processes != 2 ||
+	if len(child) != 1 || child[0].Addr != childMutex || child[0].Lock != 300 || child[0].Shared || d.Processes != 2 ||
 		len(d.Warnings) != 1 || !strings.Contains(d.Warnings[0], fmt.Sprintf("(pid %d) appeared", childPID)) {
 		t.Errorf("second window: child's mutexes %v, %d processes, warnings %q", child, d.Processes, d.Warnings)
 	}
@@ -243,23 +338,33 @@ func TestCount(t *testing.T) {
 	if dump.PID != l.pid {
 		t.Errorf("dump pid %d, want %d", dump.PID, l.pid)
 	}
-	got := map[string]Counts{
-		"shared": dump.Mutexes[l.shared], "try": dump.Mutexes[l.try],
-	}
-	for i, p := range l.private {
-		got[fmt.Sprintf("private%d", i)] = dump.Mutexes[p]
+	got := map[string]MutexCalls{}
+	for a, n := range l.names() {
+		got[n] = MutexCalls{Counts: dump.Mutexes[a].Counts, Shared: dump.Mutexes[a].Shared}
 	}
 	if diff := cmp.Diff(wantKnown(2), got); diff != "" {
 		t.Errorf("exit dump (-want +got):\n%s", diff)
 	}
-	var childTable string
+	// The dump's threads are the table's.
+	var parent Table
 	for _, tb := range last.Tables {
-		if tb.PID == childPID {
-			childTable = tb.Name
+		if tb.PID == l.pid {
+			parent = tb
 		}
 	}
-	if cd := readDump(t, filepath.Join(dir, childTable+".txt")); cd.Mutexes[childMutex] != (Counts{Lock: 300}) {
-		t.Errorf("child's dump: %+v, want 300 locks on %#x", cd, childMutex)
+	for a, n := range l.names() {
+		if d, tb := dump.Mutexes[a].FirstThread, parent.Mutexes[a].FirstThread; d != tb {
+			t.Errorf("exit dump: %s first locked by thread %d, the table says %d", n, d, tb)
+		}
+	}
+	// The child's one thread is not its parent's, whose id the library
+	// knew before the fork.
+	want1 := MutexCounts{Counts: Counts{Lock: 300}, FirstThread: childPID}
+	if m := childTable.Mutexes[childMutex]; m != want1 {
+		t.Errorf("child's table: %+v on %#x, want %+v", m, childMutex, want1)
+	}
+	if cd := readDump(t, filepath.Join(dir, childTable.Name+".txt")); cd.Mutexes[childMutex] != want1 {
+		t.Errorf("child's dump: %+v, want %+v on %#x", cd, want1, childMutex)
 	}
 }
 
@@ -341,33 +446,135 @@ func TestBuildErrors(t *testing.T) {
 
 func TestParseDump(t *testing.T) {
 	got := readDump(t, filepath.Join("testdata", "dump.txt"))
+	// The locker's one run: four threads, each locking the shared mutex
+	// and its own; the main thread trylocking the try mutex.
 	want := Table{
-		PID: 29176,
-		Mutexes: map[uint64]Counts{
-			0x565146063120: {Lock: 8000},
-			0x565154ad82a0: {Lock: 1000},
-			0x565154ad82c8: {Lock: 1000},
-			0x565154ad82f0: {Lock: 1000},
-			0x565154ad8318: {Lock: 1000},
-			0x565146063160: {Trylock: 14},
+		PID: 13333,
+		Mutexes: map[uint64]MutexCounts{
+			0x5608dacfd120: {Counts: Counts{Lock: 4000}, FirstThread: 13334, Shared: true},
+			0x5609103cd2a0: {Counts: Counts{Lock: 500}, FirstThread: 13334},
+			0x5609103cd2c8: {Counts: Counts{Lock: 500}, FirstThread: 13335},
+			0x5609103cd2f0: {Counts: Counts{Lock: 500}, FirstThread: 13336},
+			0x5609103cd318: {Counts: Counts{Lock: 500}, FirstThread: 13337},
+			0x5608dacfd160: {Counts: Counts{Trylock: 7}, FirstThread: 13333},
 		},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ParseDump (-want +got):\n%s", diff)
 	}
 	for _, bad := range []string{
-		"0x10 1 0\n",                     // no total: truncated
-		"0x10 1 0\ntotal 2 0\n",          // does not add up
-		"0x10 1\ntotal 1 0\n",            // two fields
-		"zz 1 0\ntotal 1 0\n",            // bad address
+		"0x10 1 0 5 0\n",                     // no total: truncated
+		"0x10 1 0 5 0\ntotal 2 0\n",          // does not add up
+		"0x10 1 0\ntotal 1 0\n",              // version 1's three fields
+		"0x10 1 0 5\ntotal 1 0\n",            // four fields
+		"zz 1 0 5 0\ntotal 1 0\n",            // bad address
+		"0x10 1 0 x 0\ntotal 1 0\n",          // bad thread
+		"0x10 1 0 -5 0\ntotal 1 0\n",         // negative thread
+		"0x10 1 0 4294967296 0\ntotal 1 0\n", // thread beyond 32 bits
+		"0x10 1 0 5 2\ntotal 1 0\n",          // shared neither 0 nor 1
+		"0x10 1 0 5 yes\ntotal 1 0\n",
 		"# lockcount pid x\ntotal 0 0\n", // bad pid
-		"0x10 -1 0\ntotal -1 0\n",        // negative
+		"0x10 -1 0 5 0\ntotal -1 0\n",    // negative
 		"overflow 1 1\ntotal 1 0\n",      // overflow counts in the total
-		"0x10 1 0\noverflow 2 0\ntotal 1 0\n",
+		"overflow 1 1 5 0\ntotal 1 1\n",  // overflow has no thread
+		"0x10 1 0 5 0\noverflow 2 0\ntotal 1 0\n",
 	} {
 		if _, err := ParseDump(strings.NewReader(bad)); err == nil {
 			t.Errorf("ParseDump(%q): no error", bad)
 		}
+	}
+}
+
+// slot is one slot of a table file, as lockcount.c writes it.
+type slot struct {
+	addr, locks, trylocks uint64
+	tid, flags            uint32
+}
+
+// encodeTable writes a table file of the given version and slot size,
+// pid 7, started at 1 s past the epoch, with 3 lock and 4 trylock calls
+// in overflow.
+func encodeTable(version uint32, slotSize int, slots []slot) []byte {
+	le := binary.LittleEndian
+	b := make([]byte, 64, 64+len(slots)*slotSize)
+	copy(b, "LOCKCNT1")
+	le.PutUint32(b[8:], version)
+	le.PutUint32(b[12:], uint32(len(slots)))
+	le.PutUint64(b[16:], 7)
+	le.PutUint64(b[24:], 1e9)
+	le.PutUint64(b[32:], 3)
+	le.PutUint64(b[40:], 4)
+	for _, s := range slots {
+		rec := make([]byte, slotSize)
+		le.PutUint64(rec, s.addr)
+		le.PutUint64(rec[8:], s.locks)
+		le.PutUint64(rec[16:], s.trylocks)
+		if slotSize >= 32 {
+			le.PutUint32(rec[24:], s.tid)
+			le.PutUint32(rec[28:], s.flags)
+		}
+		b = append(b, rec...)
+	}
+	return b
+}
+
+func TestDecodeTable(t *testing.T) {
+	slots := []slot{
+		{addr: 0x10, locks: 5, tid: 100},                        // one thread's
+		{addr: 0x20, locks: 9, trylocks: 1, tid: 100, flags: 1}, // shared
+		{},                        // free
+		{addr: 0x30, tid: 101},    // claimed, not yet counted
+		{addr: 0x40, trylocks: 2}, // counted, its thread not yet written
+		{addr: 0x50, locks: 1, tid: 102, flags: 2}, // a flag bit that is not shared's
+	}
+	for _, tc := range []struct {
+		name    string
+		file    []byte
+		want    Table
+		wantErr string // empty: no error; else ErrNotTable, and this text
+	}{
+		{
+			name: "version 2",
+			file: encodeTable(2, 32, slots),
+			want: Table{
+				PID:      7,
+				Start:    time.Unix(1, 0),
+				Overflow: Counts{Lock: 3, Trylock: 4},
+				Mutexes: map[uint64]MutexCounts{
+					0x10: {Counts: Counts{Lock: 5}, FirstThread: 100},
+					0x20: {Counts: Counts{Lock: 9, Trylock: 1}, FirstThread: 100, Shared: true},
+					0x40: {Counts: Counts{Trylock: 2}},
+					0x50: {Counts: Counts{Lock: 1}, FirstThread: 102},
+				},
+			},
+		},
+		{
+			name: "version 2, empty",
+			file: encodeTable(2, 32, make([]slot, 4)),
+			want: Table{PID: 7, Start: time.Unix(1, 0), Overflow: Counts{Lock: 3, Trylock: 4}, Mutexes: map[uint64]MutexCounts{}},
+		},
+		{name: "version 1", file: encodeTable(1, 24, slots), wantErr: "version 1"},
+		{name: "version 3", file: encodeTable(3, 32, slots), wantErr: "version 3"},
+		{name: "version 2 of version 1's slots", file: encodeTable(2, 24, slots), wantErr: "208 bytes, want 256"},
+		{name: "truncated", file: encodeTable(2, 32, slots)[:100], wantErr: "100 bytes, want 256"},
+		{name: "short header", file: encodeTable(2, 32, nil)[:63], wantErr: "not a lock count table"},
+		{name: "no magic", file: append([]byte("LOCKCNT0"), encodeTable(2, 32, slots)[8:]...), wantErr: "not a lock count table"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := decodeTable(tc.file)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("decodeTable (-want +got):\n%s", diff)
+				}
+				return
+			}
+			if !errors.Is(err, ErrNotTable) || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("decodeTable: %v; want ErrNotTable saying %q", err, tc.wantErr)
+			}
+		})
 	}
 }
 
@@ -394,18 +601,25 @@ func TestReadTableErrors(t *testing.T) {
 }
 
 func TestDiff(t *testing.T) {
-	tb := func(name string, pid int, m map[uint64]Counts, overflow Counts) Table {
+	tb := func(name string, pid int, m map[uint64]MutexCounts, overflow Counts) Table {
 		return Table{Name: name, PID: pid, Mutexes: m, Overflow: overflow}
 	}
+	// own is a mutex only thread tid has locked; shared one that others
+	// have locked too.
+	own := func(tid int, c Counts) MutexCounts { return MutexCounts{Counts: c, FirstThread: tid} }
+	shared := func(tid int, c Counts) MutexCounts { return MutexCounts{Counts: c, FirstThread: tid, Shared: true} }
 	before := Snapshot{Tables: []Table{
-		tb("lockcount.10.1", 10, map[uint64]Counts{0xa: {Lock: 5}, 0xb: {Lock: 1, Trylock: 2}}, Counts{}),
-		tb("lockcount.11.1", 11, map[uint64]Counts{0xa: {Lock: 7}}, Counts{}),
+		tb("lockcount.10.1", 10, map[uint64]MutexCounts{0xa: own(100, Counts{Lock: 5}), 0xb: shared(100, Counts{Lock: 1, Trylock: 2})}, Counts{}),
+		tb("lockcount.11.1", 11, map[uint64]MutexCounts{0xa: own(110, Counts{Lock: 7})}, Counts{}),
 	}}
 	for _, tc := range []struct {
 		name    string
 		after   Snapshot
 		want    Delta
 		wantErr bool
+		// What Split and SharedMutexes say of the delta.
+		shared, perThread uint64
+		sharedMutexes     int
 	}{
 		{
 			name:  "nothing happened",
@@ -415,15 +629,24 @@ func TestDiff(t *testing.T) {
 		{
 			name: "calls, a new process, a vanished one, overflow",
 			after: Snapshot{Tables: []Table{
-				tb("lockcount.10.1", 10, map[uint64]Counts{0xa: {Lock: 105}, 0xb: {Lock: 1, Trylock: 2}, 0xc: {Lock: 3}}, Counts{Lock: 4}),
-				tb("lockcount.12.1", 12, map[uint64]Counts{0xa: {Lock: 50}}, Counts{}),
+				tb("lockcount.10.1", 10, map[uint64]MutexCounts{
+					// Shared in the window: shared for all of it.
+					0xa: shared(100, Counts{Lock: 105}),
+					0xb: shared(100, Counts{Lock: 1, Trylock: 2}),
+					0xc: own(101, Counts{Lock: 3}),
+					// Shared, but no lock calls to split.
+					0xd: shared(101, Counts{Trylock: 6}),
+				}, Counts{Lock: 4}),
+				tb("lockcount.12.1", 12, map[uint64]MutexCounts{0xa: own(120, Counts{Lock: 50})}, Counts{}),
 			}},
 			want: Delta{
-				Locks: 157,
+				Locks:    157,
+				Trylocks: 6,
 				Mutexes: []MutexCalls{
-					{Mutex{"lockcount.10.1", 0xa}, Counts{Lock: 100}},
-					{Mutex{"lockcount.12.1", 0xa}, Counts{Lock: 50}},
-					{Mutex{"lockcount.10.1", 0xc}, Counts{Lock: 3}},
+					{Mutex: Mutex{"lockcount.10.1", 0xa}, Counts: Counts{Lock: 100}, Shared: true},
+					{Mutex: Mutex{"lockcount.12.1", 0xa}, Counts: Counts{Lock: 50}},
+					{Mutex: Mutex{"lockcount.10.1", 0xc}, Counts: Counts{Lock: 3}},
+					{Mutex: Mutex{"lockcount.10.1", 0xd}, Counts: Counts{Trylock: 6}, Shared: true},
 				},
 				Overflow:  Counts{Lock: 4},
 				Processes: 2,
@@ -433,18 +656,39 @@ func TestDiff(t *testing.T) {
 					"table lockcount.11.1 (pid 11) vanished in the window",
 				},
 			},
+			shared:        100,
+			perThread:     53,
+			sharedMutexes: 2,
+		},
+		{
+			name: "a mutex shared before the window",
+			after: Snapshot{Tables: []Table{
+				tb("lockcount.10.1", 10, map[uint64]MutexCounts{0xa: own(100, Counts{Lock: 6}), 0xb: shared(100, Counts{Lock: 9, Trylock: 2})}, Counts{}),
+				tb("lockcount.11.1", 11, map[uint64]MutexCounts{0xa: own(110, Counts{Lock: 7})}, Counts{}),
+			}},
+			want: Delta{
+				Locks: 9,
+				Mutexes: []MutexCalls{
+					{Mutex: Mutex{"lockcount.10.1", 0xb}, Counts: Counts{Lock: 8}, Shared: true},
+					{Mutex: Mutex{"lockcount.10.1", 0xa}, Counts: Counts{Lock: 1}},
+				},
+				Processes: 1,
+			},
+			shared:        8,
+			perThread:     1,
+			sharedMutexes: 1,
 		},
 		{
 			name: "a count went down",
 			after: Snapshot{Tables: []Table{
-				tb("lockcount.10.1", 10, map[uint64]Counts{0xa: {Lock: 4}, 0xb: {Lock: 1, Trylock: 2}}, Counts{}),
+				tb("lockcount.10.1", 10, map[uint64]MutexCounts{0xa: own(100, Counts{Lock: 4}), 0xb: shared(100, Counts{Lock: 1, Trylock: 2})}, Counts{}),
 			}},
 			wantErr: true,
 		},
 		{
 			name: "a mutex vanished",
 			after: Snapshot{Tables: []Table{
-				tb("lockcount.10.1", 10, map[uint64]Counts{0xa: {Lock: 5}}, Counts{}),
+				tb("lockcount.10.1", 10, map[uint64]MutexCounts{0xa: own(100, Counts{Lock: 5})}, Counts{}),
 			}},
 			wantErr: true,
 		},
@@ -456,6 +700,12 @@ func TestDiff(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("Diff (-want +got):\n%s", diff)
+			}
+			if sh, pt := got.Split(); sh != tc.shared || pt != tc.perThread {
+				t.Errorf("Split() = %d, %d; want %d, %d", sh, pt, tc.shared, tc.perThread)
+			}
+			if n := got.SharedMutexes(); n != tc.sharedMutexes {
+				t.Errorf("SharedMutexes() = %d, want %d", n, tc.sharedMutexes)
 			}
 		})
 	}

@@ -21,6 +21,21 @@ type Counts struct {
 	Lock, Trylock uint64
 }
 
+// A MutexCounts is one mutex's record in a table: its calls and the
+// threads that made them.
+type MutexCounts struct {
+	Counts
+	// FirstThread is the kernel thread id (gettid) of the thread that
+	// first locked or trylocked the mutex; 0 for a slot whose first call
+	// has been counted but whose thread is not yet written.
+	FirstThread int
+	// Shared says another thread has locked or trylocked it since: the
+	// mutex is one that threads may contend on. Threads are told apart by
+	// id, so a per-thread mutex outlives its thread as a shared one if a
+	// new thread locks it (see lockcount.c).
+	Shared bool
+}
+
 // A Table is one process's counts.
 type Table struct {
 	// Name identifies the table across snapshots: the file name without
@@ -29,7 +44,7 @@ type Table struct {
 	PID   int
 	Start time.Time
 	// Mutexes maps a mutex address to its counts.
-	Mutexes map[uint64]Counts
+	Mutexes map[uint64]MutexCounts
 	// Overflow counts calls on mutexes that found no free slot.
 	Overflow Counts
 }
@@ -42,9 +57,10 @@ type Snapshot struct {
 // The table file's layout; see lockcount.c.
 const (
 	tableMagic   = "LOCKCNT1"
-	tableVersion = 1
+	tableVersion = 2
 	headerSize   = 64
-	slotSize     = 24
+	slotSize     = 32
+	flagShared   = 1
 	tableSuffix  = ".bin"
 	tablePrefix  = "lockcount."
 )
@@ -82,13 +98,17 @@ func decodeTable(b []byte) (Table, error) {
 		PID:      int(le.Uint64(b[16:])),
 		Start:    time.Unix(0, int64(le.Uint64(b[24:]))),
 		Overflow: Counts{Lock: le.Uint64(b[32:]), Trylock: le.Uint64(b[40:])},
-		Mutexes:  map[uint64]Counts{},
+		Mutexes:  map[uint64]MutexCounts{},
 	}
 	for s := b[headerSize:]; len(s) >= slotSize; s = s[slotSize:] {
 		addr := le.Uint64(s)
-		c := Counts{Lock: le.Uint64(s[8:]), Trylock: le.Uint64(s[16:])}
+		c := MutexCounts{
+			Counts:      Counts{Lock: le.Uint64(s[8:]), Trylock: le.Uint64(s[16:])},
+			FirstThread: int(le.Uint32(s[24:])),
+			Shared:      le.Uint32(s[28:])&flagShared != 0,
+		}
 		// A slot is claimed before it is counted: skip it until it is.
-		if addr != 0 && c != (Counts{}) {
+		if addr != 0 && c.Counts != (Counts{}) {
 			t.Mutexes[addr] = c
 		}
 	}
@@ -152,11 +172,11 @@ func equalSnapshots(a, b Snapshot) bool {
 }
 
 // ParseDump reads the text dump a process writes at exit: a "# lockcount
-// pid N" line, "address locks trylocks" lines, "overflow locks trylocks"
-// and "total locks trylocks", which must add up. The table's Name is left
-// empty.
+// pid N" line, "address locks trylocks first-thread shared" lines (shared
+// 0 or 1), "overflow locks trylocks" and "total locks trylocks", which
+// must add up. The table's Name is left empty.
 func ParseDump(r io.Reader) (Table, error) {
-	t := Table{Mutexes: map[uint64]Counts{}}
+	t := Table{Mutexes: map[uint64]MutexCounts{}}
 	var sum, total Counts
 	haveTotal := false
 	sc := bufio.NewScanner(r)
@@ -173,8 +193,12 @@ func ParseDump(r io.Reader) (Table, error) {
 			continue
 		}
 		f := strings.Fields(text)
-		if len(f) != 3 {
+		label := f[0] == "total" || f[0] == "overflow"
+		if label && len(f) != 3 {
 			return Table{}, fmt.Errorf("lock count dump:%d: %q: want three fields", line, text)
+		}
+		if !label && len(f) != 5 {
+			return Table{}, fmt.Errorf("lock count dump:%d: %q: want five fields", line, text)
 		}
 		var c Counts
 		var err error
@@ -195,8 +219,15 @@ func ParseDump(r io.Reader) (Table, error) {
 			if err != nil {
 				return Table{}, fmt.Errorf("lock count dump:%d: address: %w", line, err)
 			}
+			tid, err := strconv.ParseUint(f[3], 10, 32)
+			if err != nil {
+				return Table{}, fmt.Errorf("lock count dump:%d: first thread: %w", line, err)
+			}
+			if f[4] != "0" && f[4] != "1" {
+				return Table{}, fmt.Errorf("lock count dump:%d: shared %q: want 0 or 1", line, f[4])
+			}
 			if c != (Counts{}) {
-				t.Mutexes[addr] = c
+				t.Mutexes[addr] = MutexCounts{Counts: c, FirstThread: int(tid), Shared: f[4] == "1"}
 			}
 		}
 		sum.Lock += c.Lock
