@@ -51,12 +51,21 @@ type Config struct {
 	// 6 passes), for runners.
 	Bench   string
 	Threads int // PHP threads of the benchmark's and the concurrency check's server; default 16
+	// Sweep lists the thread counts at which the benchmark also measures
+	// the CPU cost of statistics (the scaling chart); none by default.
+	Sweep []int
+	// AA benchmarks base against itself as if it were head (A/A), to
+	// measure how often the benchmark gives a false verdict.
+	AA bool
+	// NoPin leaves the benchmark unpinned on a small machine, where by
+	// default it pins the server to one half of the CPUs.
+	NoPin bool
 	// RaceRequests is how many requests the concurrency check serves at
 	// once on each ZTS build; default concurrency.DefaultRequests.
 	RaceRequests int
 	Passes       int // benchmark passes; default by Bench
 	// CPU pinning of the benchmark's server, load and database (taskset
-	// lists); empty leaves them unpinned.
+	// lists); all empty pins by default on a small machine (see NoPin).
 	ServerCPUs, LoadCPUs, DBCPUs string
 	Objects                      string // codediff object glob, relative to a build dir
 

@@ -59,6 +59,7 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 			Base: buildRef(j.base), Dir: filepath.Join(r.Dir, "bench", safeName(j.t.Name)),
 			DB: workload.DB{Conn: db.LocalConn()}, DBPID: db.PID,
 			Quick: r.Config.Bench != "report", Threads: r.Config.Threads, Passes: r.Config.Passes,
+			Sweep: r.Config.Sweep, AA: r.Config.AA, NoPin: r.Config.NoPin,
 			Container:  ctr,
 			ServerCPUs: r.Config.ServerCPUs, LoadCPUs: r.Config.LoadCPUs, DBCPUs: r.Config.DBCPUs,
 			Log:  r.Log,

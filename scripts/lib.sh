@@ -5,7 +5,7 @@
 
 # Debian packages the host builder, the test suites and the benchmark use.
 HOST_PACKAGES=(ca-certificates curl unzip git gcc g++ make pkg-config autoconf bison re2c ccache
-	apache2 apache2-dev mariadb-server mariadb-client wrk valgrind)
+	apache2 apache2-dev mariadb-server mariadb-client wrk valgrind linux-perf)
 # And the Docker builder.
 DOCKER_PACKAGES=(docker.io debootstrap)
 

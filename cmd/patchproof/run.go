@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/patchproof/patchproof/pipeline"
@@ -32,9 +34,12 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&cfg.Out, "out", "patchproof-out", "run `DIR`: results.json, summary.md, logs, trees")
 	fs.StringVar(&cfg.Cache, "cache", "", "cache `DIR`: mirrors, demo, builds (default ~/.cache/patchproof)")
 	fs.StringVar(&cfg.Bench, "bench", "quick", "benchmark settings: quick (CI) or report (16 threads, 50 connections, 20 s, 6 passes)")
-	fs.IntVar(&cfg.Threads, "threads", 0, "PHP threads of the benchmark's and the concurrency check's server (default 16)")
+	var threads string
+	fs.StringVar(&threads, "threads", "", "PHP threads of the benchmark's and the concurrency check's server (default 16); a `LIST` such as 1,2,4,8,16,32 also measures the CPU cost of statistics at each count (the scaling chart), the full benchmark at 16 or the largest")
+	fs.BoolVar(&cfg.AA, "aa", false, "benchmark base against itself as if it were head (A/A: every verdict is a false one)")
+	fs.BoolVar(&cfg.NoPin, "no-pin", false, "leave the benchmark unpinned on a small machine (by default, with 4 CPUs or fewer and no --*-cpus, the server gets half of them)")
 	fs.IntVar(&cfg.RaceRequests, "race-requests", 0, "requests the concurrency check serves at once on each ZTS build (default 20000)")
-	fs.IntVar(&cfg.Passes, "passes", 0, "benchmark passes (default 2 quick, 6 report)")
+	fs.IntVar(&cfg.Passes, "passes", 0, "benchmark CPU passes (default 12 of 3 s quick, 20 of 5 s report)")
 	fs.StringVar(&cfg.ServerCPUs, "server-cpus", "", "pin the benchmark's server to `CPUS` (taskset list)")
 	fs.StringVar(&cfg.LoadCPUs, "load-cpus", "", "pin wrk to `CPUS`")
 	fs.StringVar(&cfg.DBCPUs, "db-cpus", "", "pin MariaDB to `CPUS`")
@@ -61,6 +66,11 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 			return err
 		}
 	}
+	if given["threads"] {
+		if cfg.Threads, cfg.Sweep, err = threadCounts(threads); err != nil {
+			return err
+		}
+	}
 	if cfg.BackportTo, err = splitList("--backport-to", backportTo, true); err != nil {
 		return err
 	}
@@ -71,6 +81,34 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		fmt.Fprintf(stdout, "results: %s/results.json\n", cfg.Out)
 	}
 	return err
+}
+
+// threadCounts reads --threads: one count, or a list of them for the
+// scaling sweep, whose main count is the report's 16 when listed, else the
+// largest.
+func threadCounts(s string) (main int, sweep []int, err error) {
+	items, err := splitList("--threads", s, false)
+	if err != nil {
+		return 0, nil, err
+	}
+	for _, it := range items {
+		n, err := strconv.Atoi(it)
+		if err != nil || n < 1 {
+			return 0, nil, &results.InputError{Input: "--threads " + s, Err: fmt.Errorf("%q is not a thread count (1 or more)", it)}
+		}
+		if slices.Contains(sweep, n) {
+			return 0, nil, &results.InputError{Input: "--threads " + s, Err: fmt.Errorf("%d is listed twice", n)}
+		}
+		sweep = append(sweep, n)
+	}
+	if len(sweep) == 1 {
+		return sweep[0], nil, nil
+	}
+	main = slices.Max(sweep)
+	if slices.Contains(sweep, 16) {
+		main = 16
+	}
+	return main, sweep, nil
 }
 
 // splitList splits the comma-separated value of flag. An empty item

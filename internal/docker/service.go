@@ -171,23 +171,29 @@ func (s *Service) InitPID(ctx context.Context) (int, error) {
 // statsTimeout bounds one read of a container's CPU time.
 const statsTimeout = 10 * time.Second
 
+// CPUTime is a container's CPU time: in all, in user and in kernel mode.
+type CPUTime struct {
+	Total, User, System time.Duration
+}
+
 // CPUUsage is the CPU time every process of the container has used so far,
-// user and system, those that exited included: its cgroup's count, as the
-// engine reads it (cpuacct.usage on cgroup v1, cpu.stat on v2).
-func (s *Service) CPUUsage() (time.Duration, error) {
+// those that exited included: its cgroup's count, as the engine reads it
+// (cpuacct on cgroup v1, cpu.stat on v2).
+func (s *Service) CPUUsage() (CPUTime, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), statsTimeout)
 	defer cancel()
 	st, err := s.client.ContainerStatsOneShot(ctx, s.ID)
 	if err != nil {
-		return 0, fmt.Errorf("CPU time of container %s: %w", short(s.ID), err)
+		return CPUTime{}, fmt.Errorf("CPU time of container %s: %w", short(s.ID), err)
 	}
 	defer st.Body.Close()
 	var v container.StatsResponse
 	if err := json.NewDecoder(st.Body).Decode(&v); err != nil {
-		return 0, fmt.Errorf("CPU time of container %s: %w", short(s.ID), err)
+		return CPUTime{}, fmt.Errorf("CPU time of container %s: %w", short(s.ID), err)
 	}
-	if v.CPUStats.CPUUsage.TotalUsage == 0 {
-		return 0, fmt.Errorf("CPU time of container %s: the engine reports none (is it running?)", short(s.ID))
+	u := v.CPUStats.CPUUsage
+	if u.TotalUsage == 0 {
+		return CPUTime{}, fmt.Errorf("CPU time of container %s: the engine reports none (is it running?)", short(s.ID))
 	}
-	return time.Duration(v.CPUStats.CPUUsage.TotalUsage), nil
+	return CPUTime{time.Duration(u.TotalUsage), time.Duration(u.UsageInUsermode), time.Duration(u.UsageInKernelmode)}, nil
 }

@@ -60,8 +60,12 @@ func (r *Result) Regressions() []string {
 	return names
 }
 
-// lockCalls is the measure of pthread_mutex_lock calls per request.
-const lockCalls = "locks"
+// lockCalls is the measure of pthread_mutex_lock calls per request;
+// cpuMeasure that of CPU time per request.
+const (
+	lockCalls  = "locks"
+	cpuMeasure = "cpu"
+)
 
 // LockCalls is the number a reviewer looks for first: pthread_mutex_lock
 // calls per request with statistics on, base's median and head's. ok is

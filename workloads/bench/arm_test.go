@@ -43,7 +43,7 @@ func TestRegressionsAndLockCalls(t *testing.T) {
 		m.Verdict = Regressed
 	}
 	// CPU time and throughput are noisy: they never gate.
-	want := []string{"locks", "stats_mutex_locks", "instructions"}
+	want := []string{"locks", "stats_mutex_locks", "shared_locks", "per_thread_locks", "instructions"}
 	if d := cmp.Diff(want, r.Regressions()); d != "" {
 		t.Errorf("Regressions (-want +got):\n%s", d)
 	}

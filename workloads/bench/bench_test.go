@@ -116,19 +116,22 @@ func TestResolvedDefaults(t *testing.T) {
 		in   Options
 		want Settings
 	}{
-		{"report", Options{}, Settings{Threads: 16, Connections: 12, LoadThreads: 4, Passes: 6, DurationS: 20, WarmupS: 5,
-			KeepAlive: true, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 8, WindowWarmup: 128}},
-		{"report, 4 threads", Options{Threads: 4}, Settings{Threads: 4, Connections: 3, LoadThreads: 3, Passes: 6, DurationS: 20, WarmupS: 5,
-			KeepAlive: true, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 2, WindowWarmup: 32}},
-		{"one thread cannot keep alive", Options{Threads: 1}, Settings{Threads: 1, Connections: 1, LoadThreads: 1, Passes: 6, DurationS: 20, WarmupS: 5,
-			KeepAlive: false, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 1, WindowWarmup: 8}},
-		{"more connections than threads", Options{Connections: 50}, Settings{Threads: 16, Connections: 50, LoadThreads: 4, Passes: 6, DurationS: 20, WarmupS: 5,
-			KeepAlive: false, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 8, WindowWarmup: 128}},
-		{"quick", Options{Quick: true}, Settings{Threads: 16, Connections: 8, LoadThreads: 2, Passes: 2, DurationS: 3, WarmupS: 1,
-			KeepAlive: true, LockRequests: 200, CallgrindRequests: 200, WindowConcurrency: 8, WindowWarmup: 128, Quick: true}},
-		{"given", Options{Quick: true, Threads: 4, Connections: 3, Passes: 7, Duration: 2 * time.Second, KeepAlive: KeepAliveOff},
-			Settings{Threads: 4, Connections: 3, LoadThreads: 2, Passes: 7, DurationS: 2, WarmupS: 1,
-				KeepAlive: false, LockRequests: 200, CallgrindRequests: 200, WindowConcurrency: 2, WindowWarmup: 32, Quick: true}},
+		{"report", Options{}, Settings{Threads: 16, Connections: 12, LoadThreads: 4, Passes: 20, DurationS: 5, WarmupS: 5,
+			KeepAlive: true, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 8, WindowWarmup: 128, CountedPasses: 2, ProfileS: 5}},
+		{"report, 4 threads", Options{Threads: 4}, Settings{Threads: 4, Connections: 3, LoadThreads: 3, Passes: 20, DurationS: 5, WarmupS: 5,
+			KeepAlive: true, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 2, WindowWarmup: 32, CountedPasses: 2, ProfileS: 5}},
+		{"one thread cannot keep alive", Options{Threads: 1}, Settings{Threads: 1, Connections: 1, LoadThreads: 1, Passes: 20, DurationS: 5, WarmupS: 5,
+			KeepAlive: false, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 1, WindowWarmup: 8, CountedPasses: 2, ProfileS: 5}},
+		{"more connections than threads", Options{Connections: 50}, Settings{Threads: 16, Connections: 50, LoadThreads: 4, Passes: 20, DurationS: 5, WarmupS: 5,
+			KeepAlive: false, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 8, WindowWarmup: 128, CountedPasses: 2, ProfileS: 5}},
+		{"quick", Options{Quick: true}, Settings{Threads: 16, Connections: 8, LoadThreads: 2, Passes: 12, DurationS: 3, WarmupS: 2,
+			KeepAlive: true, LockRequests: 200, CallgrindRequests: 200, WindowConcurrency: 8, WindowWarmup: 128, Quick: true, CountedPasses: 1, ProfileS: 2}},
+		{"given", Options{Quick: true, Threads: 4, Connections: 3, Passes: 7, Duration: 2 * time.Second, KeepAlive: KeepAliveOff, CountedPasses: 9},
+			Settings{Threads: 4, Connections: 3, LoadThreads: 2, Passes: 7, DurationS: 2, WarmupS: 2,
+				KeepAlive: false, LockRequests: 200, CallgrindRequests: 200, WindowConcurrency: 2, WindowWarmup: 32, Quick: true, CountedPasses: 7, ProfileS: 2}},
+		{"sweep, A/A", Options{Quick: true, Sweep: []int{32, 1, 4, 16}, AA: true}, Settings{Threads: 16, Connections: 8, LoadThreads: 2, Passes: 12, DurationS: 3, WarmupS: 2,
+			KeepAlive: true, LockRequests: 200, CallgrindRequests: 200, WindowConcurrency: 8, WindowWarmup: 128, Quick: true, CountedPasses: 1, ProfileS: 2,
+			AA: true, Sweep: []int{1, 4, 16, 32}, SweepPasses: 3, SweepDurationS: 2}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,7 +142,8 @@ func TestResolvedDefaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := newResult(o).Settings
-			got.Measures, got.Thresholds = nil, Thresholds{}
+			// Pinning depends on this machine's CPUs: TestAutoPin.
+			got.Measures, got.Thresholds, got.Pinning, got.ServerCPUs, got.LoadCPUs, got.DBCPUs = nil, Thresholds{}, "", "", "", ""
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("settings (-want +got):\n%s", diff)
 			}
@@ -148,8 +152,42 @@ func TestResolvedDefaults(t *testing.T) {
 	if _, err := (Options{Dir: "x"}).resolved(); err == nil {
 		t.Error("no base build: no error")
 	}
+	if _, err := (Options{Base: BuildRef{Module: mod}, Dir: "x", Sweep: []int{0}}).resolved(); err == nil {
+		t.Error("a sweep with 0 threads: no error")
+	}
+	if o, err := (Options{Base: BuildRef{Module: mod}, Dir: "x", AA: true}).resolved(); err != nil || o.Head != o.Base {
+		t.Errorf("A/A: head %+v, error %v; want base's build", o.Head, err)
+	}
 	if _, err := (Options{Base: BuildRef{Module: mod}, Dir: "x", Measures: []Measure{"bogus"}}).resolved(); err == nil {
 		t.Error("unknown measure: no error")
+	}
+}
+
+func TestAutoPin(t *testing.T) {
+	tests := []struct {
+		name                  string
+		in                    Options
+		cpus                  []int
+		server, load, db, why string
+	}{
+		{"two CPUs", Options{}, []int{0, 1}, "1", "0", "0",
+			"by default on this 2-CPU machine: the server on CPU 1, wrk and the database on CPU 0; with the server's threads on one CPU this measures what locking costs, not contention between CPUs"},
+		{"four CPUs", Options{}, []int{0, 1, 2, 3}, "2,3", "0,1", "0,1",
+			"by default on this 4-CPU machine: the server on CPU 2,3, wrk and the database on CPU 0,1"},
+		{"eight CPUs", Options{}, []int{0, 1, 2, 3, 4, 5, 6, 7}, "", "", "", "unpinned, 8 CPUs"},
+		{"one CPU", Options{}, []int{3}, "", "", "", "unpinned, 1 CPU"},
+		{"no pin", Options{NoPin: true}, []int{0, 1}, "", "", "", "unpinned, 2 CPUs"},
+		{"given", Options{LoadCPUs: "0"}, []int{0, 1}, "", "0", "", "as given"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := tt.in
+			o.autoPin(tt.cpus)
+			got := []string{o.ServerCPUs, o.LoadCPUs, o.DBCPUs, o.pinning}
+			if diff := cmp.Diff([]string{tt.server, tt.load, tt.db, tt.why}, got); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
@@ -162,7 +200,7 @@ func knownResult(t *testing.T) *Result {
 	o := Options{Base: BuildRef{Module: "/b/libs/libphp.so"}, Head: BuildRef{Module: "/h/libs/libphp.so"},
 		Workload: select20.Workload(), Threads: 16, Connections: 12, LoadThreads: 4, Passes: 6,
 		Duration: 20 * time.Second, Warmup: 5 * time.Second, LockRequests: 1000, CallgrindRequests: 500,
-		WindowConcurrency: 8, WindowWarmup: 128, Measures: allMeasures, Server: "apache"}
+		WindowConcurrency: 8, WindowWarmup: 128, Measures: allMeasures, Server: "apache", CountedPasses: 6}
 	r := newResult(o)
 	r.Machine = Machine{GOOS: "linux", GOARCH: "amd64", CPU: "Test CPU @ 2.00GHz"}
 	r.CPUSource = "cgroup2"
@@ -187,8 +225,10 @@ func knownResult(t *testing.T) *Result {
 			v := data[a.String()][p-1]
 			byArm[a.Arm].Samples = append(byArm[a.Arm].Samples, &Sample{
 				Pass: p, Position: i + 1,
-				CPU: &CPUSample{Requests: int64(20 * v.rps), DurationS: 20, CPUSeconds: 20 * v.rps * v.cpu / 1000, CPUMsPerRequest: v.cpu, RequestsPerSec: v.rps, LatencyAvgMs: 5, LatencyP50Ms: 4, LatencyP99Ms: 12},
+				CPU: &CPUSample{Requests: int64(20 * v.rps), DurationS: 20, CPUSeconds: 20 * v.rps * v.cpu / 1000, CPUMsPerRequest: v.cpu, RequestsPerSec: v.rps, LatencyAvgMs: 5, LatencyP50Ms: 4, LatencyP99Ms: 12,
+					UserMsPerRequest: 0.8 * v.cpu, SystemMsPerRequest: 0.2 * v.cpu, VoluntarySwitchesPerRequest: 3 * v.cpu, InvoluntarySwitchesPerRequest: v.cpu, StealShare: 0.01, PressureShare: 0.9},
 				Locks: &LockSample{Requests: 1000, Locks: uint64(1000 * v.locks), LocksPerRequest: v.locks, TopMutexPerRequest: v.top, DistinctMutexes: 44,
+					SharedLocksPerRequest: v.top + 1, PerThreadLocksPerRequest: v.locks - v.top - 1, SharedMutexes: 3,
 					StatsMutex: statsMutexOf(a.Arm, v.top)},
 				Instructions: &InstructionSample{Requests: 500, Instructions: uint64(500 * v.instr), MarkerInstructions: 106000, InstructionsPerRequest: v.instr},
 			})
@@ -205,7 +245,7 @@ func knownResult(t *testing.T) *Result {
 func statsMutexOf(a Arm, top float64) *StatsMutexSample {
 	sm := &StatsMutexSample{Block: "0x55d0c0a1e2b0"}
 	if a == (Arm{side.Base, true}) {
-		sm.Mutex, sm.Locks, sm.LocksPerRequest = "0x55d0c0a1f5d0", uint64(1000*top), top
+		sm.Mutex, sm.Locks, sm.LocksPerRequest, sm.Shared = "0x55d0c0a1f5d0", uint64(1000*top), top, true
 	}
 	return sm
 }
@@ -231,18 +271,24 @@ func TestAnalyseKnownSamples(t *testing.T) {
 	want := []verdicts{
 		{"locks", "regressed", "no significant change", "improved"},
 		{"stats_mutex_locks", "regressed", "no significant change", "improved"},
+		{"shared_locks", "regressed", "no significant change", "improved"},
+		{"per_thread_locks", "regressed", "no significant change", "improved"},
 		{"instructions", "regressed", "regressed", "improved"},
 		{"cpu", "regressed", "no significant change", "improved"},
+		{"cpu_user", "regressed", "no significant change", "improved"},
+		{"cpu_system", "regressed", "no significant change", "improved"},
+		{"voluntary_switches", "regressed", "no significant change", "improved"},
+		{"involuntary_switches", "regressed", "no significant change", "improved"},
 		{"throughput", "regressed", "no significant change", "improved"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("verdicts (-want +got):\n%s", diff)
 	}
-	locks := r.Measures[0]
+	locks := r.measure("locks")
 	if c := locks.Costs[0]; c.Ratio.Median < 117 || c.Ratio.Median > 119 || c.Above != 6 || c.P > 0.01 || c.DecidedBy != "spread" {
 		t.Errorf("base lock cost: %+v", c)
 	}
-	cpu := r.Measures[3]
+	cpu := r.measure("cpu")
 	if c := cpu.Costs[0]; c.DecidedBy != "wilcoxon" || c.Pairs != 6 || c.WilcoxonP != 2.0/64 || c.Of != "ratio" ||
 		c.HodgesLehmann.Lo > c.HodgesLehmann.Median || c.HodgesLehmann.Median > c.HodgesLehmann.Hi {
 		t.Errorf("base CPU cost: %+v", c)
@@ -250,7 +296,7 @@ func TestAnalyseKnownSamples(t *testing.T) {
 	if c := cpu.Costs[1]; c.Above != 5 || c.Below != 1 || c.WilcoxonP <= 0.05 {
 		t.Errorf("head CPU cost: %+v, want 5 of 6 up and no verdict", c)
 	}
-	instr := r.Measures[2]
+	instr := r.measure("instructions")
 	if c := instr.Costs[1]; c.Effect < 0.016 || c.Effect > 0.018 {
 		t.Errorf("head instruction cost %v, want about +1.7%%", c.Effect)
 	}

@@ -4,7 +4,33 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
+
+// usableCPUs lists the CPUs this process may run on, in order.
+func usableCPUs() []int {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil
+	}
+	var cpus []int
+	for i := 0; i < len(set)*64; i++ {
+		if set.IsSet(i) {
+			cpus = append(cpus, i)
+		}
+	}
+	return cpus
+}
+
+// cpuList writes CPUs as a taskset list: "1", "0,2".
+func cpuList(cpus []int) string {
+	s := make([]string, len(cpus))
+	for i, c := range cpus {
+		s[i] = strconv.Itoa(c)
+	}
+	return strings.Join(s, ",")
+}
 
 // CheckCPUList rejects a CPU list that taskset -c would not take: a
 // comma-separated list of CPUs and ranges ("0,5,7-11", "0-10:2"). The

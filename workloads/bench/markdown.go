@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/patchproof/patchproof/internal/markdown"
 	"github.com/patchproof/patchproof/internal/side"
 )
 
@@ -19,8 +20,12 @@ func (r *Result) Markdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	head := len(r.Builds) > 1
-	p("**Benchmark** `%s` on %s, %d PHP threads, %d passes; medians with %s intervals; cost = statistics on/off, paired by pass.\n\n",
-		r.Workload, r.Server, r.Settings.Threads, len(r.Passes), pct(r.Settings.Thresholds.Confidence))
+	p("**Benchmark** `%s` on %s, %d PHP threads: %d CPU passes of %gs on a warm server per arm, the exact measures from %d counted %s; medians with %s intervals; cost = statistics on/off, paired by pass.\n\n",
+		r.Workload, r.Server, r.Settings.Threads, len(r.Passes), r.Settings.DurationS, r.Settings.CountedPasses,
+		plural(r.Settings.CountedPasses, "pass", "passes"), pct(r.Settings.Thresholds.Confidence))
+	if r.Settings.Pinning != "" {
+		p("Placement: %s.\n\n", markdown.Text(r.Settings.Pinning))
+	}
 	if len(r.Measures) == 0 {
 		p("No statistics: the run ended early.\n\n")
 	}
@@ -73,6 +78,9 @@ func (r *Result) Markdown(w io.Writer) error {
 			p("- ⚠ %s\n", w)
 		}
 	}
+	r.markdownShared(bw)
+	r.markdownSweep(bw)
+	r.markdownProfiles(bw)
 	r.markdownDetails(bw)
 	return bw.Flush()
 }
@@ -263,7 +271,7 @@ func (r *Result) markdownDetails(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	s := r.Settings
 	p("\n<details><summary>Settings and samples</summary>\n\n")
-	p("- load: wrk %d threads, %d connections, %gs after %gs of warm-up, keep-alive %s\n", s.LoadThreads, s.Connections, s.DurationS, s.WarmupS, onOff(s.KeepAlive))
+	p("- load: wrk %d threads, %d connections, %gs windows after %gs of warm-up on each warm server, keep-alive %s, ASLR %s\n", s.LoadThreads, s.Connections, s.DurationS, s.WarmupS, onOff(s.KeepAlive), onOff(s.ASLR))
 	p("- windows: %d requests for lock counts, %d under callgrind, %d in flight, after %d warm-up requests\n", s.LockRequests, s.CallgrindRequests, s.WindowConcurrency, s.WindowWarmup)
 	if r.CPUSource != "" {
 		p("- CPU time from: %s\n", r.CPUSource)
@@ -295,7 +303,11 @@ func (r *Result) markdownDetails(w io.Writer) {
 	for _, a := range r.Arms {
 		for _, smp := range a.Samples {
 			if c := smp.CPU; c != nil {
-				lat = append(lat, fmt.Sprintf("| %s | %d | %.0f | %.3g | %.3g | %.3g |", a.Name, smp.Pass, c.RequestsPerSec, c.LatencyAvgMs, c.LatencyP50Ms, c.LatencyP99Ms))
+				flag := ""
+				if c.HeavySteal {
+					flag = " ⚠"
+				}
+				lat = append(lat, fmt.Sprintf("| %s | %d | %.0f | %.3g | %.3g | %.3g | %.1f%%%s | %.0f%% |", a.Name, smp.Pass, c.RequestsPerSec, c.LatencyAvgMs, c.LatencyP50Ms, c.LatencyP99Ms, 100*c.StealShare, flag, 100*c.PressureShare))
 			}
 			for _, w := range smp.Warnings {
 				sw = append(sw, fmt.Sprintf("- %s pass %d: %s", a.Name, smp.Pass, w))
@@ -303,7 +315,7 @@ func (r *Result) markdownDetails(w io.Writer) {
 		}
 	}
 	if len(lat) > 0 {
-		p("\n| arm | pass | req/s | latency avg ms | p50 ms | p99 ms |\n|---|---:|---:|---:|---:|---:|\n%s\n", strings.Join(lat, "\n"))
+		p("\n| arm | pass | req/s | latency avg ms | p50 ms | p99 ms | steal | CPU pressure |\n|---|---:|---:|---:|---:|---:|---:|---:|\n%s\n", strings.Join(lat, "\n"))
 	}
 	if len(sw) > 0 {
 		p("\n%s\n", strings.Join(sw, "\n"))
@@ -316,4 +328,49 @@ func orDash(s string) string {
 		return "–"
 	}
 	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// markdownShared says where the statistics' locks go: how many of a
+// request's lock calls are on mutexes that several threads lock, and
+// whether mysqlnd's statistics mutex, named by its owner, is one of them.
+func (r *Result) markdownShared(w io.Writer) {
+	type row struct {
+		arm               Arm
+		shared, perThread float64
+		mutexes           int
+		stats             *StatsMutexSample
+	}
+	var rows []row
+	for _, a := range r.Arms {
+		for _, s := range a.Samples {
+			if s.Locks != nil {
+				rows = append(rows, row{a.Name, s.Locks.SharedLocksPerRequest, s.Locks.PerThreadLocksPerRequest, s.Locks.SharedMutexes, s.Locks.StatsMutex})
+				break // the first counted pass: the split repeats exactly
+			}
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n**Shared or per-thread:** lock calls a request on mutexes more than one thread locks (where threads contend) and on mutexes one thread only locks.\n\n| arm | shared | per-thread | shared mutexes | statistics mutex |\n|---|---:|---:|---:|---|\n")
+	for _, x := range rows {
+		sm := "not named"
+		switch {
+		case x.stats == nil:
+		case x.stats.Mutex == "":
+			sm = "no mutex locked"
+		case x.stats.Shared:
+			sm = fmt.Sprintf("shared, %s calls (`%s`)", value(x.stats.LocksPerRequest), x.stats.Mutex)
+		default:
+			sm = fmt.Sprintf("one thread, %s calls (`%s`)", value(x.stats.LocksPerRequest), x.stats.Mutex)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %d | %s |\n", x.arm, value(x.shared), value(x.perThread), x.mutexes, sm)
+	}
 }

@@ -9,88 +9,10 @@ import (
 	"time"
 
 	"github.com/patchproof/patchproof/workloads/callgrind"
-	"github.com/patchproof/patchproof/workloads/cputime"
 	"github.com/patchproof/patchproof/workloads/httpd"
 	"github.com/patchproof/patchproof/workloads/load"
 	"github.com/patchproof/patchproof/workloads/lockcount"
 )
-
-// cpuRun measures the server's CPU time per request under wrk: a fresh
-// server (in a cgroup of its own when possible), wrk's warm-up, then the
-// measured run between two reads of the CPU time.
-func (b *bencher) cpuRun(ctx context.Context, a arm, dir string) (_ *CPUSample, err error) {
-	o := b.opt
-	so := b.serverOptions(a, dir)
-	so.KeepAliveOff = !o.keepAlive()
-	var cg *cputime.Cgroup
-	if b.cgroupOK && o.Container == nil {
-		cg, err = cputime.NewCgroup(fmt.Sprintf("patchproof-bench-%s-%s", b.nonce, a))
-		if err != nil {
-			return nil, err
-		}
-		// Closed after the server has stopped: the cgroup must be empty.
-		defer func() {
-			if cerr := cg.Close(); cerr != nil && err == nil {
-				err = cerr
-			}
-		}()
-		so.CgroupFD = cg.FD()
-	}
-	s, err := httpd.Start(ctx, so)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { err = stopServer(s, err) }()
-	var meter cputime.Meter = cputime.ProcessGroup(s.PID)
-	if cg != nil {
-		meter = cg
-	}
-	if m := s.Meter(); m != nil {
-		meter = m
-	}
-	url := s.URL(o.Workload.Path)
-	lo := load.Options{
-		Wrk: o.Wrk, Threads: o.LoadThreads, Connections: o.Connections,
-		Headers: o.Workload.HeaderLines(), CPUs: o.LoadCPUs, Log: o.Log,
-	}
-	if o.Warmup > 0 {
-		warm := lo
-		warm.Duration = o.Warmup
-		if _, err := load.Run(ctx, url, warm); err != nil {
-			return nil, fmt.Errorf("warm-up: %w", err)
-		}
-	}
-	lo.Duration = o.Duration
-	u0, err := meter.Usage()
-	if err != nil {
-		return nil, err
-	}
-	r, err := load.Run(ctx, url, lo)
-	if err != nil {
-		return nil, err
-	}
-	u1, err := meter.Usage()
-	if err != nil {
-		return nil, err
-	}
-	cpu := (u1 - u0).Seconds()
-	smp := &CPUSample{
-		Requests:        r.Requests,
-		DurationS:       r.Duration.Seconds(),
-		CPUSeconds:      cpu,
-		CPUMsPerRequest: 1000 * cpu / float64(r.Requests),
-		RequestsPerSec:  r.RequestsPerSec,
-		LatencyAvgMs:    ms(r.Latency.Avg),
-	}
-	if p, ok := r.Latency.Percentile(50); ok {
-		smp.LatencyP50Ms = ms(p)
-	}
-	if p, ok := r.Latency.Percentile(99); ok {
-		smp.LatencyP99Ms = ms(p)
-	}
-	b.step("%s cpu: %d requests, %.1f req/s, %.4f ms CPU a request", a, r.Requests, r.RequestsPerSec, smp.CPUMsPerRequest)
-	return smp, nil
-}
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
@@ -192,6 +114,9 @@ func (b *bencher) lockRun(ctx context.Context, a arm, dir string, smp *Sample) (
 	if top, ok := d.Top(); ok {
 		ls.TopMutexPerRequest = float64(top.Lock) / n
 	}
+	sh, pt := d.Split()
+	ls.SharedLocksPerRequest, ls.PerThreadLocksPerRequest = float64(sh)/n, float64(pt)/n
+	ls.SharedMutexes = d.SharedMutexes()
 	// While the server still runs: its memory names the mutex.
 	if err := hostPIDs(s, &after); err != nil {
 		smp.Warnings = append(smp.Warnings, "locks: statistics mutex not named: "+err.Error())
@@ -200,8 +125,8 @@ func (b *bencher) lockRun(ctx context.Context, a arm, dir string, smp *Sample) (
 	} else {
 		ls.StatsMutex = statsMutex(named, n)
 	}
-	b.step("%s locks: %.2f a request, %.2f on the top mutex, %s on the statistics mutex, %d mutexes",
-		a, ls.LocksPerRequest, ls.TopMutexPerRequest, statsMutexStep(ls.StatsMutex), ls.DistinctMutexes)
+	b.step("%s locks: %.2f a request (%.2f on %d shared mutexes, %.2f on per-thread ones), %s on the statistics mutex, %d mutexes",
+		a, ls.LocksPerRequest, ls.SharedLocksPerRequest, ls.SharedMutexes, ls.PerThreadLocksPerRequest, statsMutexStep(ls.StatsMutex), ls.DistinctMutexes)
 	return ls, nil
 }
 
@@ -230,6 +155,7 @@ func statsMutex(named lockcount.Named, requests float64) *StatsMutexSample {
 	}
 	if len(named.Mutexes) > 0 {
 		sm.Mutex = fmt.Sprintf("%#x", named.Mutexes[0].Addr)
+		sm.Shared = named.Mutexes[0].Shared
 	}
 	return sm
 }

@@ -40,10 +40,13 @@ const (
 	// MeasureInstructions is instructions per request over a fixed number
 	// of requests under callgrind.
 	MeasureInstructions Measure = "instructions"
+
+	// MeasureProfile is a perf profile of each arm's server under load.
+	MeasureProfile Measure = "profile"
 )
 
 // allMeasures lists the measures in the order they run in an arm.
-var allMeasures = []Measure{MeasureCPU, MeasureLocks, MeasureInstructions}
+var allMeasures = []Measure{MeasureCPU, MeasureLocks, MeasureInstructions, MeasureProfile}
 
 // KeepAlive says whether the CPU passes keep connections alive.
 type KeepAlive string
@@ -91,10 +94,38 @@ type Options struct {
 	Threads     int           // PHP threads; default 16
 	Connections int           // wrk -c; default 3/4 of Threads, quick Threads/2 (see reportConnections)
 	LoadThreads int           // wrk -t; default 4, quick 2
-	Passes      int           // default 6, quick 2
-	Duration    time.Duration // each measured wrk run, whole seconds; default 20s, quick 3s
-	Warmup      time.Duration // wrk before each measured run; default 5s, quick 1s
+	Passes      int           // CPU passes of the block; default 20, quick 12
+	Duration    time.Duration // each measured wrk run, whole seconds; default 5s, quick 3s
+	Warmup      time.Duration // wrk against each warm server before a block's passes; default 5s, quick 2s
 	KeepAlive   KeepAlive     // of the CPU passes; default auto
+	// CountedPasses take the exact measures, each on a fresh server;
+	// default 2, quick 1, at most Passes.
+	CountedPasses int
+
+	// Sweep lists more thread counts at which a CPU block measures the
+	// cost of statistics (the thread scaling chart); the count Threads is
+	// taken from the main block. SweepPasses and SweepDuration are those
+	// blocks' passes and windows; default 6 of 3s, quick 3 of 2s.
+	Sweep         []int
+	SweepPasses   int
+	SweepDuration time.Duration
+
+	// ProfileDuration is the window of each arm's perf profile, taken on
+	// the main block's warm server under load; default 5s, quick 2s.
+	ProfileDuration time.Duration
+	Perf            string // default perf on PATH
+
+	// AA benchmarks Base against itself as if it were the head: a false
+	// verdict rate is measured by repeating it.
+	AA bool
+
+	// NoPin leaves the processes unpinned on a small machine where
+	// ServerCPUs, LoadCPUs and DBCPUs are all empty; see autoPin.
+	NoPin bool
+	// KeepASLR keeps address space randomisation on for the servers of the
+	// CPU blocks; by default they run under setarch -R on this host.
+	KeepASLR bool
+	pinning  string // what autoPin did, for the Result
 
 	// LockRequests and CallgrindRequests are the windows of the two
 	// counted measures; default 1000 and 500, quick 200 and 200.
@@ -137,15 +168,23 @@ type Options struct {
 const (
 	defaultThreads         = 16
 	defaultLoadThreads     = 4
-	defaultPasses          = 6
-	defaultDuration        = 20 * time.Second
+	defaultPasses          = 20
+	defaultCountedPasses   = 2
+	defaultDuration        = 5 * time.Second
 	defaultWarmup          = 5 * time.Second
+	defaultSweepPasses     = 6
+	defaultSweepDuration   = 3 * time.Second
+	defaultProfileDuration = 5 * time.Second
 	defaultLockRequests    = 1000
 	defaultCallgrindReqs   = 500
-	quickPasses            = 2
+	quickPasses            = 12
+	quickCountedPasses     = 1
 	quickLoadThreads       = 2
 	quickDuration          = 3 * time.Second
-	quickWarmup            = 1 * time.Second
+	quickWarmup            = 2 * time.Second
+	quickSweepPasses       = 3
+	quickSweepDuration     = 2 * time.Second
+	quickProfileDuration   = 2 * time.Second
 	quickLockRequests      = 200
 	quickCallgrindRequests = 200
 	windowWarmupPerThread  = 8
@@ -206,6 +245,20 @@ func (o Options) resolved() (Options, error) {
 	pick(&o.Passes, defaultPasses, quickPasses)
 	pickD(&o.Duration, defaultDuration, quickDuration)
 	pickD(&o.Warmup, defaultWarmup, quickWarmup)
+	pick(&o.CountedPasses, defaultCountedPasses, quickCountedPasses)
+	o.CountedPasses = min(o.CountedPasses, o.Passes)
+	pick(&o.SweepPasses, defaultSweepPasses, quickSweepPasses)
+	pickD(&o.SweepDuration, defaultSweepDuration, quickSweepDuration)
+	pickD(&o.ProfileDuration, defaultProfileDuration, quickProfileDuration)
+	for _, n := range o.Sweep {
+		if n < 1 {
+			return o, fmt.Errorf("thread count %d in the sweep: must be positive", n)
+		}
+	}
+	if o.AA {
+		o.Head = o.Base
+	}
+	o.autoPin(usableCPUs())
 	pick(&o.LockRequests, defaultLockRequests, quickLockRequests)
 	pick(&o.CallgrindRequests, defaultCallgrindReqs, quickCallgrindRequests)
 	pick(&o.WindowConcurrency, max(1, o.Threads/2), max(1, o.Threads/2))
@@ -236,6 +289,34 @@ func (o Options) resolved() (Options, error) {
 		}
 	}
 	return o, nil
+}
+
+// smallMachine is the most CPUs on which the processes are pinned by
+// default. With so few, an unpinned server, load generator and database
+// trade CPUs from window to window, and that noise hides a cost of a few
+// percent; apart, each window measures the server alone.
+const smallMachine = 4
+
+// autoPin pins by default on a small machine: the server on the upper
+// half of the CPUs (one CPU of two), wrk and the database on the rest.
+// Any CPU list given, or NoPin, leaves the placement to the caller.
+func (o *Options) autoPin(cpus []int) {
+	if o.ServerCPUs != "" || o.LoadCPUs != "" || o.DBCPUs != "" {
+		o.pinning = "as given"
+		return
+	}
+	if o.NoPin || len(cpus) < 2 || len(cpus) > smallMachine {
+		o.pinning = fmt.Sprintf("unpinned, %d %s", len(cpus), plural(len(cpus), "CPU", "CPUs"))
+		return
+	}
+	half := len(cpus) / 2
+	o.ServerCPUs = cpuList(cpus[half:])
+	o.LoadCPUs = cpuList(cpus[:half])
+	o.DBCPUs = o.LoadCPUs
+	o.pinning = fmt.Sprintf("by default on this %d-CPU machine: the server on CPU %s, wrk and the database on CPU %s", len(cpus), o.ServerCPUs, o.LoadCPUs)
+	if len(cpus[half:]) == 1 {
+		o.pinning += "; with the server's threads on one CPU this measures what locking costs, not contention between CPUs"
+	}
 }
 
 // reportConnections is the report's load: 3/4 of the threads, 12 of 16.

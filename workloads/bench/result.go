@@ -19,7 +19,13 @@ type Result struct {
 	Arms []*ArmSamples `json:"arms"`
 	// Measures holds the statistics of each measure.
 	Measures []*MeasureStats `json:"measures"`
-	Warnings []string        `json:"warnings,omitempty"`
+	// Profiles are each arm's perf profile under load.
+	Profiles []*ArmProfile `json:"profiles,omitempty"`
+	// Sweep is the cost of statistics at each thread count of
+	// Options.Sweep, ascending; SweepChart the SVG chart of it.
+	Sweep      []*SweepPoint `json:"sweep,omitempty"`
+	SweepChart string        `json:"sweep_chart,omitempty"`
+	Warnings   []string      `json:"warnings,omitempty"`
 	// BenchTxt is the path of bench.txt, the samples in the Go benchmark
 	// format.
 	BenchTxt string `json:"bench_txt,omitempty"`
@@ -44,6 +50,26 @@ type Settings struct {
 	DBCPUs            string     `json:"db_cpus,omitempty"`
 	Quick             bool       `json:"quick"`
 	Thresholds        Thresholds `json:"thresholds"`
+	// CountedPasses is how many passes took the exact measures (locks,
+	// instructions); every pass takes the CPU measure, in a block of warm
+	// servers.
+	CountedPasses int `json:"counted_passes"`
+	// Pinning says how the server, the load and the database were placed
+	// on the CPUs, and why.
+	Pinning string `json:"pinning,omitempty"`
+	// ASLR is false when the servers of the CPU blocks ran with address
+	// space randomisation off (setarch -R).
+	ASLR bool `json:"aslr"`
+	// AA marks an A/A run: "head" is base itself, so any verdict between
+	// them is a false one.
+	AA bool `json:"aa,omitempty"`
+	// Sweep lists the thread counts of the sweep; SweepPasses and
+	// SweepDurationS its blocks' passes and windows. ProfileS is each
+	// profile's window.
+	Sweep          []int   `json:"sweep,omitempty"`
+	SweepPasses    int     `json:"sweep_passes,omitempty"`
+	SweepDurationS float64 `json:"sweep_duration_s,omitempty"`
+	ProfileS       float64 `json:"profile_s,omitempty"`
 }
 
 // Machine is where the benchmark ran, as bench.txt's header says it.
@@ -96,16 +122,32 @@ type Sample struct {
 	Warnings     []string           `json:"warnings,omitempty"`
 }
 
-// CPUSample is one measured wrk run.
+// CPUSample is one measured wrk run of a CPU block.
 type CPUSample struct {
 	Requests        int64   `json:"requests"`
 	DurationS       float64 `json:"duration_s"`
 	CPUSeconds      float64 `json:"cpu_s"`
 	CPUMsPerRequest float64 `json:"cpu_ms_per_request"`
-	RequestsPerSec  float64 `json:"requests_per_s"`
-	LatencyAvgMs    float64 `json:"latency_avg_ms"`
-	LatencyP50Ms    float64 `json:"latency_p50_ms,omitempty"`
-	LatencyP99Ms    float64 `json:"latency_p99_ms,omitempty"`
+	// The CPU time in user and in kernel mode; a contended lock's futex
+	// waits are system time.
+	UserMsPerRequest   float64 `json:"user_ms_per_request"`
+	SystemMsPerRequest float64 `json:"system_ms_per_request"`
+	// Context switches of the server's threads per request: voluntary (a
+	// thread blocked, as on a contended mutex) and involuntary (preempted).
+	VoluntarySwitchesPerRequest   float64 `json:"voluntary_switches_per_request"`
+	InvoluntarySwitchesPerRequest float64 `json:"involuntary_switches_per_request"`
+	// StealShare is the share of the machine's CPU time the hypervisor
+	// took during the window; HeavySteal flags a window above 5%.
+	// PressureShare is the share of the window in which some task waited
+	// for a CPU (/proc/pressure/cpu), high by design when the server's
+	// threads share one CPU.
+	StealShare     float64 `json:"steal_share"`
+	HeavySteal     bool    `json:"heavy_steal,omitempty"`
+	PressureShare  float64 `json:"pressure_share,omitempty"`
+	RequestsPerSec float64 `json:"requests_per_s"`
+	LatencyAvgMs   float64 `json:"latency_avg_ms"`
+	LatencyP50Ms   float64 `json:"latency_p50_ms,omitempty"`
+	LatencyP99Ms   float64 `json:"latency_p99_ms,omitempty"`
 }
 
 // LockSample is one lock-count window.
@@ -119,6 +161,13 @@ type LockSample struct {
 	LocksPerRequest    float64 `json:"locks_per_request"`
 	TopMutexPerRequest float64 `json:"top_mutex_per_request"`
 	DistinctMutexes    int     `json:"distinct_mutexes"`
+	// The lock calls split by who locks the mutex: one locked by more than
+	// one thread (shared: where threads can contend) or by one only
+	// (per-thread: never contended); SharedMutexes counts the shared ones
+	// called in the window.
+	SharedLocksPerRequest    float64 `json:"shared_locks_per_request"`
+	PerThreadLocksPerRequest float64 `json:"per_thread_locks_per_request"`
+	SharedMutexes            int     `json:"shared_mutexes"`
 	// NewDBConnections counts database connections opened in the window,
 	// when it could be read: a PHP thread that connects in the window adds
 	// its connection's locks.
@@ -137,8 +186,10 @@ type StatsMutexSample struct {
 	// Block is the address of mysqlnd_global_stats' block in the process
 	// that served the window; Mutex that of the mutex it holds, when that
 	// was locked in the window.
-	Block           string  `json:"block"`
-	Mutex           string  `json:"mutex,omitempty"`
+	Block string `json:"block"`
+	Mutex string `json:"mutex,omitempty"`
+	// Shared says more than one thread locked it.
+	Shared          bool    `json:"shared,omitempty"`
 	Locks           uint64  `json:"locks"`
 	LocksPerRequest float64 `json:"locks_per_request"`
 }

@@ -104,25 +104,71 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		byArm[ra.Name] = ra
 	}
 	for p := 1; p <= opt.Passes; p++ {
-		order := balancedOrder(arms, p)
 		pass := Pass{Pass: p}
-		for _, a := range order {
+		for _, a := range balancedOrder(arms, p) {
 			pass.Order = append(pass.Order, a.Arm)
 		}
 		b.res.Passes = append(b.res.Passes, pass)
-		b.step("pass %d of %d: %s", p, opt.Passes, joinArms(pass.Order))
-		for i, a := range order {
-			s, err := b.runArm(ctx, a, p, i+1)
-			if s != nil {
-				byArm[a.Arm].Samples = append(byArm[a.Arm].Samples, s)
-			}
-			if err != nil {
-				b.writeJSON()
-				return b.res, fmt.Errorf("bench: pass %d, %s: %w", p, a, err)
+	}
+	// sample is an arm's sample of pass p, made on first use.
+	sample := func(a Arm, p int) *Sample {
+		ra := byArm[a]
+		if s := ra.sample(p); s != nil {
+			return s
+		}
+		s := &Sample{Pass: p, Position: slices.Index(b.res.Passes[p-1].Order, a) + 1}
+		ra.Samples = append(ra.Samples, s)
+		slices.SortFunc(ra.Samples, func(x, y *Sample) int { return x.Pass - y.Pass })
+		return s
+	}
+	fail := func(err error) (*Result, error) {
+		b.writeJSON()
+		return b.res, fmt.Errorf("bench: %w", err)
+	}
+	// The exact measures first, each on a fresh server: a few passes
+	// suffice, as they repeat to a fraction of a percent.
+	if opt.wants(MeasureLocks) || opt.wants(MeasureInstructions) {
+		for p := 1; p <= opt.CountedPasses; p++ {
+			order := balancedOrder(arms, p)
+			b.step("counted pass %d of %d: %s", p, opt.CountedPasses, joinArms(b.res.Passes[p-1].Order))
+			for _, a := range order {
+				if err := b.runCounted(ctx, a, sample(a.Arm, p)); err != nil {
+					return fail(fmt.Errorf("pass %d, %s: %w", p, a, err))
+				}
 			}
 		}
 	}
+	if opt.wants(MeasureCPU) || opt.wants(MeasureProfile) {
+		main := block{name: "cpu", threads: opt.Threads, connections: opt.Connections,
+			passes: opt.Passes, duration: opt.Duration, warmup: opt.Warmup}
+		if !opt.wants(MeasureCPU) {
+			main.passes = 0 // the profiles alone
+		}
+		b.step("CPU block: %d passes of %v on a warm server per arm, %d threads, %d connections", main.passes, opt.Duration, opt.Threads, opt.Connections)
+		var with func(context.Context, []*blockServer) error
+		if opt.wants(MeasureProfile) {
+			with = b.profiles
+		}
+		got, err := b.cpuBlock(ctx, main, with)
+		for a, ss := range got {
+			for i, s := range ss {
+				sample(a, i+1).CPU = s
+			}
+		}
+		if err != nil {
+			return fail(fmt.Errorf("CPU block: %w", err))
+		}
+		if err := b.sweep(ctx); err != nil {
+			return fail(err)
+		}
+	}
 	b.res.analyse(opt)
+	if n, of := b.res.heavySteal(); n > 0 {
+		b.res.Warnings = append(b.res.Warnings, fmt.Sprintf("%d of %d CPU windows lost more than %.0f%% of the machine's CPU time to steal: their CPU time a request is inflated (flagged in the samples)", n, of, 100*heavySteal))
+	}
+	if err := b.res.writeSweepChart(opt.Dir); err != nil {
+		b.res.Warnings = append(b.res.Warnings, err.Error())
+	}
 	if err := b.writeBenchTxt(); err != nil {
 		return b.res, fmt.Errorf("bench: %w", err)
 	}
@@ -145,8 +191,22 @@ func newResult(o Options) *Result {
 			KeepAlive: o.keepAlive(), LockRequests: o.LockRequests, CallgrindRequests: o.CallgrindRequests,
 			WindowConcurrency: o.WindowConcurrency, WindowWarmup: o.WindowWarmup,
 			ServerCPUs: o.ServerCPUs, LoadCPUs: o.LoadCPUs, DBCPUs: o.DBCPUs, Quick: o.Quick,
-			Thresholds: resolvedThresholds(th),
+			Thresholds:    resolvedThresholds(th),
+			CountedPasses: o.CountedPasses, Pinning: o.pinning,
+			ASLR: o.Container != nil || o.KeepASLR, AA: o.AA,
 		},
+	}
+	if len(o.Sweep) > 0 {
+		res.Settings.Sweep, res.Settings.SweepPasses, res.Settings.SweepDurationS = o.sweepCounts(), o.SweepPasses, o.SweepDuration.Seconds()
+	}
+	if o.wants(MeasureProfile) {
+		res.Settings.ProfileS = o.ProfileDuration.Seconds()
+	}
+	if o.AA {
+		res.Warnings = append(res.Warnings, "A/A run: head is base's build itself, so any verdict of head against base is a false one")
+	}
+	if o.Container != nil && !o.KeepASLR && o.wants(MeasureCPU) {
+		res.Warnings = append(res.Warnings, "address space randomisation stays on in the container: the engine's seccomp profile refuses personality(ADDR_NO_RANDOMIZE)")
 	}
 	for _, m := range o.Measures {
 		res.Settings.Measures = append(res.Settings.Measures, string(m))
@@ -210,7 +270,16 @@ func (b *bencher) prepare(ctx context.Context) error {
 			return fmt.Errorf("instructions need valgrind: %w (apt-get install valgrind)", err)
 		}
 	}
-	if o.wants(MeasureCPU) {
+	if o.wants(MeasureProfile) {
+		p := o.Perf
+		if p == "" {
+			p = "perf"
+		}
+		if _, err := exec.LookPath(p); err != nil {
+			return fmt.Errorf("profiles need perf: %w (apt-get install linux-perf)", err)
+		}
+	}
+	if o.wants(MeasureCPU) || o.wants(MeasureProfile) {
 		w := o.Wrk
 		if w == "" {
 			w = "wrk"
@@ -236,26 +305,22 @@ func (b *bencher) prepare(ctx context.Context) error {
 	return nil
 }
 
-// runArm takes every measure of one arm in one pass.
-func (b *bencher) runArm(ctx context.Context, a arm, pass, pos int) (*Sample, error) {
-	s := &Sample{Pass: pass, Position: pos}
-	dir := filepath.Join(b.opt.Dir, fmt.Sprintf("pass-%02d", pass), a.String())
-	for _, m := range b.opt.Measures {
-		var err error
-		mdir := filepath.Join(dir, string(m))
-		switch m {
-		case MeasureCPU:
-			s.CPU, err = b.cpuRun(ctx, a, mdir)
-		case MeasureLocks:
-			s.Locks, err = b.lockRun(ctx, a, mdir, s)
-		case MeasureInstructions:
-			s.Instructions, err = b.instrRun(ctx, a, mdir, s)
-		}
-		if err != nil {
-			return s, fmt.Errorf("%s: %w", m, err)
+// runCounted takes the exact measures of one arm in one pass, each on a
+// fresh server.
+func (b *bencher) runCounted(ctx context.Context, a arm, s *Sample) error {
+	dir := filepath.Join(b.opt.Dir, fmt.Sprintf("pass-%02d", s.Pass), a.String())
+	var err error
+	if b.opt.wants(MeasureLocks) {
+		if s.Locks, err = b.lockRun(ctx, a, filepath.Join(dir, string(MeasureLocks)), s); err != nil {
+			return fmt.Errorf("%s: %w", MeasureLocks, err)
 		}
 	}
-	return s, nil
+	if b.opt.wants(MeasureInstructions) {
+		if s.Instructions, err = b.instrRun(ctx, a, filepath.Join(dir, string(MeasureInstructions)), s); err != nil {
+			return fmt.Errorf("%s: %w", MeasureInstructions, err)
+		}
+	}
+	return nil
 }
 
 // serverOptions is what every server of an arm shares.

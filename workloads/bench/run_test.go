@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/verify/benchstat/benchfmt"
 	"github.com/patchproof/patchproof/workloads/httpd"
 	"github.com/patchproof/patchproof/workloads/jsonapi"
@@ -38,7 +40,7 @@ func ztsBuild(env, def string) BuildRef {
 // needTools skips when a tool the benchmark runs is missing.
 func needTools(t *testing.T) {
 	t.Helper()
-	for _, tool := range []string{"apache2", "wrk", "valgrind", "gcc", "mariadbd", "mariadb", "taskset"} {
+	for _, tool := range []string{"apache2", "wrk", "valgrind", "gcc", "mariadbd", "mariadb", "taskset", "perf", "setarch"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if _, err := os.Stat("/usr/sbin/" + tool); err != nil {
 				t.Skipf("%s not installed", tool)
@@ -85,10 +87,13 @@ func TestQuickRun(t *testing.T) {
 	defer cancel()
 	db := startDB(t, ctx)
 	dir := reachableDir(t)
+	// CI's settings, with fewer CPU passes and a two-count sweep: the
+	// test is about what every part measures, not about a verdict.
+	const passes = 3
 	res, err := Run(ctx, Options{
 		Base: base, Head: head,
 		DB: workload.DB{Conn: db.Conn}, DBPID: db.PID,
-		Dir: dir, Quick: true,
+		Dir: dir, Quick: true, Passes: passes, Sweep: []int{2},
 		Log: testLog{t},
 	})
 	if err != nil {
@@ -100,47 +105,92 @@ func TestQuickRun(t *testing.T) {
 	arms := map[string]*ArmSamples{}
 	for _, a := range res.Arms {
 		arms[a.Name.String()] = a
-		if len(a.Samples) != 2 {
-			t.Fatalf("%s: %d samples, want 2", a.Name, len(a.Samples))
+		if len(a.Samples) != passes {
+			t.Fatalf("%s: %d samples, want %d", a.Name, len(a.Samples), passes)
 		}
-	}
-	for _, s := range arms["base-on"].Samples {
-		// Measured with PHP 8.2.32: 771 calls with statistics on, 393 on
-		// the global mutex.
-		if l := s.Locks; l.LocksPerRequest < 300 || l.TopMutexPerRequest < 100 {
-			t.Errorf("base, statistics on, pass %d: %.1f lock calls a request, %.1f on the top mutex; want > 300 and > 100", s.Pass, l.LocksPerRequest, l.TopMutexPerRequest)
-		}
-		// The statistics mutex, named from the server's memory, is the
-		// top mutex with statistics on.
-		if sm := s.Locks.StatsMutex; sm == nil || sm.Mutex == "" || sm.LocksPerRequest != s.Locks.TopMutexPerRequest {
-			t.Errorf("base, statistics on, pass %d: statistics mutex %+v, want the top mutex's %.1f calls", s.Pass, sm, s.Locks.TopMutexPerRequest)
-		}
-		if s.CPU.Requests == 0 || s.CPU.CPUMsPerRequest <= 0 {
-			t.Errorf("base-on pass %d: CPU sample %+v", s.Pass, s.CPU)
-		}
-	}
-	for _, s := range arms["base-off"].Samples {
-		if l := s.Locks; l.LocksPerRequest > 50 {
-			t.Errorf("base, statistics off, pass %d: %.1f lock calls a request, want < 50", s.Pass, l.LocksPerRequest)
-		}
-		if sm := s.Locks.StatsMutex; sm == nil || sm.Locks != 0 {
-			t.Errorf("base, statistics off, pass %d: statistics mutex %+v, want named and not locked", s.Pass, sm)
-		}
-	}
-	for i := range 2 {
-		on, off := arms["base-on"].Samples[i], arms["base-off"].Samples[i]
-		if on.Instructions.InstructionsPerRequest <= off.Instructions.InstructionsPerRequest {
-			t.Errorf("base: %.0f instructions a request with statistics on, %.0f off: want more on",
-				on.Instructions.InstructionsPerRequest, off.Instructions.InstructionsPerRequest)
-		}
-	}
-	if !head.IsZero() {
-		for i := range 2 {
-			on, off := arms["head-on"].Samples[i].Locks, arms["head-off"].Samples[i].Locks
-			if d := on.LocksPerRequest - off.LocksPerRequest; d > 10 || d < -10 {
-				t.Errorf("head: %.1f lock calls a request on, %.1f off: want the mysqlnd share gone", on.LocksPerRequest, off.LocksPerRequest)
+		for _, s := range a.Samples {
+			c := s.CPU
+			if c == nil || c.Requests == 0 || c.CPUMsPerRequest <= 0 || c.UserMsPerRequest <= 0 {
+				t.Fatalf("%s pass %d: CPU sample %+v", a.Name, s.Pass, c)
+			}
+			// User and system add up to the total, to the clock's tick.
+			if d := c.CPUMsPerRequest - c.UserMsPerRequest - c.SystemMsPerRequest; math.Abs(d) > 0.02*c.CPUMsPerRequest {
+				t.Errorf("%s pass %d: user %.4f + system %.4f ms is not the total %.4f", a.Name, s.Pass, c.UserMsPerRequest, c.SystemMsPerRequest, c.CPUMsPerRequest)
+			}
+			// 16 threads on the CPUs of a small machine: they block and are
+			// preempted.
+			if c.VoluntarySwitchesPerRequest <= 0 {
+				t.Errorf("%s pass %d: no voluntary context switches", a.Name, s.Pass)
+			}
+			// The exact measures come from the one counted pass.
+			if (s.Locks != nil) != (s.Pass == 1) || (s.Instructions != nil) != (s.Pass == 1) {
+				t.Errorf("%s pass %d: locks %v, instructions %v; want them in pass 1 only", a.Name, s.Pass, s.Locks != nil, s.Instructions != nil)
 			}
 		}
+	}
+	on, off := arms["base-on"].Samples[0], arms["base-off"].Samples[0]
+	// Measured with PHP 8.2.32: 771 calls with statistics on, 393 on the
+	// global mutex.
+	if l := on.Locks; l.LocksPerRequest < 300 || l.TopMutexPerRequest < 100 {
+		t.Errorf("base, statistics on: %.1f lock calls a request, %.1f on the top mutex; want > 300 and > 100", l.LocksPerRequest, l.TopMutexPerRequest)
+	}
+	// The statistics mutex, named from the server's memory, is the top
+	// mutex with statistics on, and every PHP thread locks it.
+	if sm := on.Locks.StatsMutex; sm == nil || sm.Mutex == "" || sm.LocksPerRequest != on.Locks.TopMutexPerRequest || !sm.Shared {
+		t.Errorf("base, statistics on: statistics mutex %+v, want the top mutex's %.1f calls, shared", sm, on.Locks.TopMutexPerRequest)
+	}
+	// The split: the shared side holds the statistics mutex's calls, and
+	// the two sides add up to the calls (trylocks aside).
+	if l := on.Locks; l.SharedLocksPerRequest < l.StatsMutex.LocksPerRequest || l.SharedMutexes < 1 ||
+		math.Abs(l.SharedLocksPerRequest+l.PerThreadLocksPerRequest-l.LocksPerRequest) > 0.01 {
+		t.Errorf("base, statistics on: %.2f shared + %.2f per-thread of %.2f lock calls, %d shared mutexes", l.SharedLocksPerRequest, l.PerThreadLocksPerRequest, l.LocksPerRequest, l.SharedMutexes)
+	}
+	if l := off.Locks; l.LocksPerRequest > 50 {
+		t.Errorf("base, statistics off: %.1f lock calls a request, want < 50", l.LocksPerRequest)
+	}
+	if sm := off.Locks.StatsMutex; sm == nil || sm.Locks != 0 {
+		t.Errorf("base, statistics off: statistics mutex %+v, want named and not locked", sm)
+	}
+	if on.Instructions.InstructionsPerRequest <= off.Instructions.InstructionsPerRequest {
+		t.Errorf("base: %.0f instructions a request with statistics on, %.0f off: want more on",
+			on.Instructions.InstructionsPerRequest, off.Instructions.InstructionsPerRequest)
+	}
+	if !head.IsZero() {
+		on, off := arms["head-on"].Samples[0].Locks, arms["head-off"].Samples[0].Locks
+		if d := on.LocksPerRequest - off.LocksPerRequest; d > 10 || d < -10 {
+			t.Errorf("head: %.1f lock calls a request on, %.1f off: want the mysqlnd share gone", on.LocksPerRequest, off.LocksPerRequest)
+		}
+	}
+	// A profile per arm, with samples, a flame graph; base-on spends some
+	// of its CPU in lock functions.
+	if len(res.Profiles) != len(res.Arms) {
+		t.Fatalf("%d profiles for %d arms", len(res.Profiles), len(res.Arms))
+	}
+	for _, ap := range res.Profiles {
+		p := ap.Profile
+		if p == nil || p.Samples == 0 || len(p.Top) == 0 {
+			t.Errorf("%s: profile %+v (%s)", ap.Arm, p, ap.Error)
+			continue
+		}
+		if _, err := os.Stat(p.Flamegraph); err != nil {
+			t.Errorf("%s: flame graph: %v", ap.Arm, err)
+		}
+		if ap.Arm == (Arm{side.Base, true}) && p.LockShare <= 0 {
+			t.Errorf("base-on: no CPU in lock functions: %+v", p.Top)
+		}
+	}
+	// The sweep: 2 threads from a block of its own, 16 from the main one,
+	// each with a cost per build; the chart is written.
+	if len(res.Sweep) != 2 || res.Sweep[0].Threads != 2 || res.Sweep[1].Threads != 16 || !res.Sweep[1].Main {
+		t.Fatalf("sweep %+v, want 2 then 16 (main)", res.Sweep)
+	}
+	for _, pt := range res.Sweep {
+		if pt.CPU == nil || len(pt.CPU.Costs) != len(res.Builds) {
+			t.Errorf("sweep at %d threads: CPU statistics %+v", pt.Threads, pt.CPU)
+		}
+	}
+	if _, err := os.Stat(res.SweepChart); err != nil {
+		t.Errorf("sweep chart: %v", err)
 	}
 
 	// bench.txt is there and holds a line per arm and pass.
@@ -152,7 +202,7 @@ func TestQuickRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := len(f.Results), 2*len(res.Arms); got != want {
+	if got, want := len(f.Results), passes*len(res.Arms); got != want {
 		t.Errorf("bench.txt: %d results, want %d", got, want)
 	}
 	var md bytes.Buffer

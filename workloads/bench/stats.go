@@ -38,6 +38,20 @@ var measureDefs = []measureDef{
 			}
 			return s.Locks.StatsMutex.LocksPerRequest, true
 		}},
+	{"shared_locks", "shared-locks/req", "on shared mutexes", benchstat.LowerIsBetter, false, MeasureLocks,
+		func(s *Sample) (float64, bool) {
+			if s.Locks == nil {
+				return 0, false
+			}
+			return s.Locks.SharedLocksPerRequest, true
+		}},
+	{"per_thread_locks", "per-thread-locks/req", "on per-thread mutexes", benchstat.LowerIsBetter, false, MeasureLocks,
+		func(s *Sample) (float64, bool) {
+			if s.Locks == nil {
+				return 0, false
+			}
+			return s.Locks.PerThreadLocksPerRequest, true
+		}},
 	{"instructions", "instr/req", "instructions/req", benchstat.LowerIsBetter, false, MeasureInstructions,
 		func(s *Sample) (float64, bool) {
 			if s.Instructions == nil {
@@ -45,12 +59,40 @@ var measureDefs = []measureDef{
 			}
 			return s.Instructions.InstructionsPerRequest, true
 		}},
-	{"cpu", "ms-cpu/req", "CPU ms/req", benchstat.LowerIsBetter, true, MeasureCPU,
+	{cpuMeasure, "ms-cpu/req", "CPU ms/req", benchstat.LowerIsBetter, true, MeasureCPU,
 		func(s *Sample) (float64, bool) {
 			if s.CPU == nil {
 				return 0, false
 			}
 			return s.CPU.CPUMsPerRequest, true
+		}},
+	{"cpu_user", "ms-user/req", "user ms/req", benchstat.LowerIsBetter, true, MeasureCPU,
+		func(s *Sample) (float64, bool) {
+			if s.CPU == nil {
+				return 0, false
+			}
+			return s.CPU.UserMsPerRequest, true
+		}},
+	{"cpu_system", "ms-sys/req", "system ms/req", benchstat.LowerIsBetter, true, MeasureCPU,
+		func(s *Sample) (float64, bool) {
+			if s.CPU == nil {
+				return 0, false
+			}
+			return s.CPU.SystemMsPerRequest, true
+		}},
+	{"voluntary_switches", "vcsw/req", "voluntary switches/req", benchstat.LowerIsBetter, true, MeasureCPU,
+		func(s *Sample) (float64, bool) {
+			if s.CPU == nil {
+				return 0, false
+			}
+			return s.CPU.VoluntarySwitchesPerRequest, true
+		}},
+	{"involuntary_switches", "ivcsw/req", "involuntary switches/req", benchstat.LowerIsBetter, true, MeasureCPU,
+		func(s *Sample) (float64, bool) {
+			if s.CPU == nil {
+				return 0, false
+			}
+			return s.CPU.InvoluntarySwitchesPerRequest, true
 		}},
 	{"throughput", "req/s", "req/s", benchstat.HigherIsBetter, true, MeasureCPU,
 		func(s *Sample) (float64, bool) {
@@ -73,16 +115,50 @@ func resolvedThresholds(th benchstat.Thresholds) Thresholds {
 // Arms pair by pass: a cost uses the passes where both of a build's arms
 // have a value, head against base the passes where all four do.
 func (r *Result) analyse(o Options) {
-	th := o.Thresholds
-	conf := r.Settings.Thresholds.Confidence
 	r.Measures = nil
 	for _, d := range measureDefs {
 		if !o.wants(d.from) {
 			continue
 		}
+		r.Measures = append(r.Measures, r.measureStats(d, r.Arms, r.Passes, o.Thresholds))
+	}
+	for _, pt := range r.Sweep {
+		if pt.Main {
+			pt.CPU = r.measure(cpuMeasure)
+			continue
+		}
+		pt.CPU = r.measureStats(defOf(cpuMeasure), pt.Arms, pt.Passes, o.Thresholds)
+	}
+}
+
+// defOf is the definition of the measure called name.
+func defOf(name string) measureDef {
+	for _, d := range measureDefs {
+		if d.name == name {
+			return d
+		}
+	}
+	panic("bench: no measure " + name)
+}
+
+// measure is the statistics of the measure called name, nil if absent.
+func (r *Result) measure(name string) *MeasureStats {
+	for _, m := range r.Measures {
+		if m.Name == name {
+			return m
+		}
+	}
+	return nil
+}
+
+// measureStats is one measure's statistics over arms whose samples pair by
+// the passes given.
+func (r *Result) measureStats(d measureDef, arms []*ArmSamples, passes []Pass, th benchstat.Thresholds) *MeasureStats {
+	conf := r.Settings.Thresholds.Confidence
+	{
 		ms := &MeasureStats{Name: d.name, Unit: d.unit, Better: betterWord(d.better), Noisy: d.noisy}
 		byPass := map[Arm]map[int]float64{}
-		for _, a := range r.Arms {
+		for _, a := range arms {
 			var vs []float64
 			byPass[a.Name] = map[int]float64{}
 			for _, s := range a.Samples {
@@ -102,7 +178,7 @@ func (r *Result) analyse(o Options) {
 		paired := func(arms ...Arm) []benchstat.Sample {
 			out := make([]benchstat.Sample, len(arms))
 		pass:
-			for _, p := range r.Passes {
+			for _, p := range passes {
 				for _, a := range arms {
 					if _, ok := byPass[a][p.Pass]; !ok {
 						continue pass
@@ -135,7 +211,7 @@ func (r *Result) analyse(o Options) {
 				ms.Warnings = appendNew(ms.Warnings, ws...)
 			}
 		}
-		r.Measures = append(r.Measures, ms)
+		return ms
 	}
 }
 

@@ -35,10 +35,22 @@ const (
 	SourceContainer Source = "container-cgroup"
 )
 
-// A Meter reads the CPU time used so far, user and system together.
+// A Meter reads the CPU time used so far.
 type Meter interface {
-	Usage() (time.Duration, error)
+	Usage() (Usage, error)
 	Source() Source
+}
+
+// Usage is CPU time used so far: in all, and in user and kernel mode. A
+// benchmark wants both halves: a contended lock shows up in the system
+// time of futex waits, an uncontended one in user time only.
+type Usage struct {
+	Total, User, System time.Duration
+}
+
+// Sub is the CPU time used between two reads.
+func (u Usage) Sub(before Usage) Usage {
+	return Usage{u.Total - before.Total, u.User - before.User, u.System - before.System}
 }
 
 var (
@@ -150,22 +162,33 @@ func (c *Cgroup) FD() int { return int(c.fd.Fd()) }
 // Source is SourceCgroup2.
 func (c *Cgroup) Source() Source { return SourceCgroup2 }
 
-// Usage reads usage_usec from the cgroup's cpu.stat.
-func (c *Cgroup) Usage() (time.Duration, error) {
+// Usage reads usage_usec, user_usec and system_usec from the cgroup's
+// cpu.stat.
+func (c *Cgroup) Usage() (Usage, error) {
 	b, err := os.ReadFile(filepath.Join(c.Path, "cpu.stat"))
 	if err != nil {
-		return 0, fmt.Errorf("read cpu time: %w", err)
+		return Usage{}, fmt.Errorf("read cpu time: %w", err)
 	}
+	var u Usage
+	fields := map[string]*time.Duration{"usage_usec": &u.Total, "user_usec": &u.User, "system_usec": &u.System}
+	found := 0
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "usage_usec "); ok {
-			us, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("read cpu time: %s: %w", c.Path, err)
-			}
-			return time.Duration(us) * time.Microsecond, nil
+		k, v, ok := strings.Cut(line, " ")
+		dst := fields[k]
+		if !ok || dst == nil {
+			continue
 		}
+		us, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return Usage{}, fmt.Errorf("read cpu time: %s: %w", c.Path, err)
+		}
+		*dst = time.Duration(us) * time.Microsecond
+		found++
 	}
-	return 0, fmt.Errorf("read cpu time: %s/cpu.stat has no usage_usec", c.Path)
+	if found != len(fields) {
+		return Usage{}, fmt.Errorf("read cpu time: %s/cpu.stat lacks usage_usec, user_usec or system_usec", c.Path)
+	}
+	return u, nil
 }
 
 // Close removes the cgroup, killing what is left in it first (cgroup.kill,
@@ -195,13 +218,14 @@ func (ProcessGroup) Source() Source { return SourceProc }
 // architectures patchproof runs on.
 const clockTick = 10 * time.Millisecond
 
-// Usage sums utime, stime, cutime and cstime of every process in the group.
-func (g ProcessGroup) Usage() (time.Duration, error) {
+// Usage sums utime and stime (with the cutime and cstime of reaped
+// children) of every process in the group.
+func (g ProcessGroup) Usage() (Usage, error) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0, fmt.Errorf("read cpu time: %w", err)
+		return Usage{}, fmt.Errorf("read cpu time: %w", err)
 	}
-	var ticks int64
+	var user, sys int64
 	found := false
 	for _, e := range ents {
 		pid, err := strconv.Atoi(e.Name())
@@ -214,22 +238,25 @@ func (g ProcessGroup) Usage() (time.Duration, error) {
 		}
 		st, err := parseStat(string(b))
 		if err != nil {
-			return 0, fmt.Errorf("read cpu time: /proc/%d/stat: %w", pid, err)
+			return Usage{}, fmt.Errorf("read cpu time: /proc/%d/stat: %w", pid, err)
 		}
 		if st.pgrp != int(g) {
 			continue
 		}
 		found = true
-		ticks += st.utime + st.stime + st.cutime + st.cstime
+		user += st.utime + st.cutime
+		sys += st.stime + st.cstime
 	}
 	if !found {
-		return 0, fmt.Errorf("read cpu time: no process in group %d", int(g))
+		return Usage{}, fmt.Errorf("read cpu time: no process in group %d", int(g))
 	}
-	return time.Duration(ticks) * clockTick, nil
+	u := Usage{User: time.Duration(user) * clockTick, System: time.Duration(sys) * clockTick}
+	u.Total = u.User + u.System
+	return u, nil
 }
 
 type stat struct {
-	pgrp                         int
+	ppid, pgrp                   int
 	utime, stime, cutime, cstime int64
 }
 
@@ -242,7 +269,7 @@ func parseStat(s string) (stat, error) {
 		return stat{}, errors.New("no command name")
 	}
 	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state); pgrp is field 5, utime..cstime 14..17.
+	// f[0] is field 3 (state); ppid is field 4, pgrp 5, utime..cstime 14..17.
 	if len(f) < 15 {
 		return stat{}, fmt.Errorf("%d fields", len(f)+2)
 	}
@@ -255,7 +282,7 @@ func parseStat(s string) (stat, error) {
 		}
 		return v
 	}
-	st.pgrp = int(num(5))
+	st.ppid, st.pgrp = int(num(4)), int(num(5))
 	st.utime, st.stime, st.cutime, st.cstime = num(14), num(15), num(16), num(17)
 	return st, err
 }

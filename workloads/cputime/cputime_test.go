@@ -18,9 +18,9 @@ func TestParseStat(t *testing.T) {
 		err        bool
 	}{
 		{"plain", "1234 (apache2) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 3 4 20 0 18 0 100 0 0",
-			stat{pgrp: 1234, utime: 250, stime: 50, cutime: 3, cstime: 4}, false},
+			stat{ppid: 1, pgrp: 1234, utime: 250, stime: 50, cutime: 3, cstime: 4}, false},
 		{"name with spaces and parens", "77 (a b) (c)) R 1 900 900 0 -1 0 0 0 0 0 1 2 3 4 20 0 1 0",
-			stat{pgrp: 900, utime: 1, stime: 2, cutime: 3, cstime: 4}, false},
+			stat{ppid: 1, pgrp: 900, utime: 1, stime: 2, cutime: 3, cstime: 4}, false},
 		{"truncated", "77 (x) R 1 2 3", stat{}, true},
 		{"no name", "77 x R", stat{}, true},
 	}
@@ -78,13 +78,22 @@ func TestMetersAgree(t *testing.T) {
 	if err := errors.Join(err1, err2); err != nil {
 		t.Fatal(err)
 	}
-	if c1 < 100*time.Millisecond {
-		t.Errorf("cgroup: %v after 400ms of spinning", c1)
+	if c1.Total < 100*time.Millisecond {
+		t.Errorf("cgroup: %v after 400ms of spinning", c1.Total)
+	}
+	for _, u := range []Usage{c1, p1} {
+		// A clock tick of rounding per process in /proc's halves.
+		if d := u.Total - u.User - u.System; d < -20*time.Millisecond || d > 20*time.Millisecond {
+			t.Errorf("user %v + system %v is not the total %v", u.User, u.System, u.Total)
+		}
+		if u.User <= 0 {
+			t.Errorf("a spinning shell used no user time: %+v", u)
+		}
 	}
 	// The shell's children are reaped by the shell and land in its cutime:
 	// both sources count them, within a few clock ticks and the time
 	// between the two reads.
-	if diff := c1 - p1; diff < -50*time.Millisecond || diff > 50*time.Millisecond {
+	if diff := c1.Total - p1.Total; diff < -50*time.Millisecond || diff > 50*time.Millisecond {
 		t.Errorf("cgroup %v and /proc %v disagree", c1, p1)
 	}
 	cmd.Wait()

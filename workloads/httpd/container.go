@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/docker/docker/client"
 
@@ -157,8 +156,11 @@ func (s *Server) stopContainer() error {
 // containerMeter reads the CPU time of the server's container.
 type containerMeter struct{ svc *docker.Service }
 
-func (m containerMeter) Usage() (time.Duration, error) { return m.svc.CPUUsage() }
-func (containerMeter) Source() cputime.Source          { return cputime.SourceContainer }
+func (m containerMeter) Usage() (cputime.Usage, error) {
+	t, err := m.svc.CPUUsage()
+	return cputime.Usage{Total: t.Total, User: t.User, System: t.System}, err
+}
+func (containerMeter) Source() cputime.Source { return cputime.SourceContainer }
 
 // Meter is what measures the server's CPU time when it has its own: the
 // cgroup of its container. For a server on this host it is nil, and the

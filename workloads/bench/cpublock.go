@@ -1,0 +1,243 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/patchproof/patchproof/workloads/cputime"
+	"github.com/patchproof/patchproof/workloads/httpd"
+	"github.com/patchproof/patchproof/workloads/load"
+)
+
+// A block is a CPU block's settings: many short passes against one warm
+// server per arm, so that the on and off windows of a pass are seconds
+// apart, not minutes, and a server's start-up never lands in a window.
+type block struct {
+	name        string // its directory under Options.Dir
+	threads     int
+	connections int
+	passes      int
+	duration    time.Duration
+	warmup      time.Duration
+}
+
+// keepAlive is the block's keep-alive setting (see Options.keepAlive).
+func (b *bencher) blockKeepAlive(bl block) bool {
+	switch b.opt.KeepAlive {
+	case KeepAliveOn:
+		return true
+	case KeepAliveOff:
+		return false
+	}
+	return bl.connections < bl.threads
+}
+
+// blockServer is an arm's warm server in a block.
+type blockServer struct {
+	arm   arm
+	srv   *httpd.Server
+	cg    *cputime.Cgroup
+	meter cputime.Meter
+}
+
+// cpuBlock starts one server per arm, warms each, then runs bl.passes
+// passes, every arm once a pass in the balanced order, and returns each
+// arm's samples by pass (index 0 is pass 1). with, when set, is called
+// with the warm servers after the passes (the profiles use them).
+func (b *bencher) cpuBlock(ctx context.Context, bl block, with func(context.Context, []*blockServer) error) (_ map[Arm][]*CPUSample, err error) {
+	o := b.opt
+	arms := o.arms()
+	var servers []*blockServer
+	defer func() {
+		// Servers first: a cgroup must be empty before it is removed.
+		for _, bs := range servers {
+			err = stopServer(bs.srv, err)
+		}
+		for _, bs := range servers {
+			if bs.cg != nil {
+				if cerr := bs.cg.Close(); cerr != nil && err == nil {
+					err = cerr
+				}
+			}
+		}
+	}()
+	byArm := map[arm]*blockServer{}
+	for _, a := range arms {
+		bs, err := b.blockServer(ctx, a, bl)
+		if bs != nil && bs.srv != nil {
+			servers = append(servers, bs)
+		} else if bs != nil && bs.cg != nil {
+			bs.cg.Close()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a, err)
+		}
+		byArm[a] = bs
+	}
+	lo := b.loadOptions(bl)
+	if bl.warmup > 0 {
+		for _, bs := range servers {
+			warm := lo
+			warm.Duration = bl.warmup
+			if _, err := load.Run(ctx, bs.srv.URL(o.Workload.Path), warm); err != nil {
+				return nil, fmt.Errorf("%s: warm-up: %w", bs.arm, err)
+			}
+		}
+	}
+	out := map[Arm][]*CPUSample{}
+	for p := 1; p <= bl.passes; p++ {
+		for _, a := range balancedOrder(arms, p) {
+			s, err := b.cpuWindow(ctx, byArm[a], lo)
+			if err != nil {
+				return out, fmt.Errorf("pass %d, %s: %w", p, a, err)
+			}
+			out[a.Arm] = append(out[a.Arm], s)
+			b.step("%s: pass %d of %d, %s: %.1f req/s, %.4f ms CPU a request (%.4f user, %.4f system)%s",
+				bl.name, p, bl.passes, a, s.RequestsPerSec, s.CPUMsPerRequest, s.UserMsPerRequest, s.SystemMsPerRequest, stealNote(s))
+		}
+	}
+	if with != nil {
+		if err := with(ctx, servers); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// blockServer starts an arm's server for a block, in a cgroup of its own
+// where one can be made.
+func (b *bencher) blockServer(ctx context.Context, a arm, bl block) (*blockServer, error) {
+	o := b.opt
+	so := b.serverOptions(a, filepath.Join(o.Dir, bl.name, a.String()))
+	so.Threads = bl.threads
+	so.KeepAliveOff = !b.blockKeepAlive(bl)
+	if o.Container == nil && !o.KeepASLR {
+		// The same address layout in every server and every run: one
+		// source of variance between arms less.
+		so.Wrap = []string{"setarch", "-R"}
+	}
+	bs := &blockServer{arm: a}
+	if b.cgroupOK && o.Container == nil {
+		cg, err := cputime.NewCgroup(fmt.Sprintf("patchproof-bench-%s-%s-%s", b.nonce, bl.name, a))
+		if err != nil {
+			return nil, err
+		}
+		bs.cg = cg
+		so.CgroupFD = cg.FD()
+	}
+	s, err := httpd.Start(ctx, so)
+	if err != nil {
+		return bs, err
+	}
+	bs.srv = s
+	bs.meter = cputime.ProcessGroup(s.PID)
+	if bs.cg != nil {
+		bs.meter = bs.cg
+	}
+	if m := s.Meter(); m != nil {
+		bs.meter = m
+	}
+	return bs, nil
+}
+
+func (b *bencher) loadOptions(bl block) load.Options {
+	o := b.opt
+	return load.Options{
+		Wrk: o.Wrk, Threads: min(o.LoadThreads, bl.connections), Connections: bl.connections,
+		Duration: bl.duration, Headers: o.Workload.HeaderLines(), CPUs: o.LoadCPUs, Log: o.Log,
+	}
+}
+
+// heavySteal is the share of the machine's CPU time taken by the
+// hypervisor above which a window is flagged: its CPU time per request is
+// inflated by time the guest never saw.
+const heavySteal = 0.05
+
+// cpuWindow runs one measured wrk run against a warm server, between two
+// reads of its CPU time, context switches and the machine's steal.
+func (b *bencher) cpuWindow(ctx context.Context, bs *blockServer, lo load.Options) (*CPUSample, error) {
+	select {
+	case <-bs.srv.Exited():
+		return nil, errors.New("the server had exited")
+	default:
+	}
+	sys0, err := cputime.ReadSystem()
+	if err != nil {
+		return nil, err
+	}
+	sw0, err := cputime.TreeSwitches(bs.srv.PID)
+	if err != nil {
+		return nil, err
+	}
+	u0, err := bs.meter.Usage()
+	if err != nil {
+		return nil, err
+	}
+	r, err := load.Run(ctx, bs.srv.URL(b.opt.Workload.Path), lo)
+	if err != nil {
+		return nil, err
+	}
+	u1, err := bs.meter.Usage()
+	if err != nil {
+		return nil, err
+	}
+	sw1, err := cputime.TreeSwitches(bs.srv.PID)
+	if err != nil {
+		return nil, err
+	}
+	sys1, err := cputime.ReadSystem()
+	if err != nil {
+		return nil, err
+	}
+	u, sw := u1.Sub(u0), sw1.Sub(sw0)
+	n := float64(r.Requests)
+	smp := &CPUSample{
+		Requests:                      r.Requests,
+		DurationS:                     r.Duration.Seconds(),
+		CPUSeconds:                    u.Total.Seconds(),
+		CPUMsPerRequest:               1000 * u.Total.Seconds() / n,
+		UserMsPerRequest:              1000 * u.User.Seconds() / n,
+		SystemMsPerRequest:            1000 * u.System.Seconds() / n,
+		VoluntarySwitchesPerRequest:   float64(sw.Voluntary) / n,
+		InvoluntarySwitchesPerRequest: float64(sw.Involuntary) / n,
+		StealShare:                    cputime.StealShare(sys0, sys1),
+		RequestsPerSec:                r.RequestsPerSec,
+		LatencyAvgMs:                  ms(r.Latency.Avg),
+	}
+	if sys0.HasPressure && sys1.HasPressure && r.Duration > 0 {
+		smp.PressureShare = float64(sys1.PressureSome-sys0.PressureSome) / float64(r.Duration)
+	}
+	smp.HeavySteal = smp.StealShare > heavySteal
+	if p, ok := r.Latency.Percentile(50); ok {
+		smp.LatencyP50Ms = ms(p)
+	}
+	if p, ok := r.Latency.Percentile(99); ok {
+		smp.LatencyP99Ms = ms(p)
+	}
+	return smp, nil
+}
+
+func stealNote(s *CPUSample) string {
+	if s.HeavySteal {
+		return fmt.Sprintf(", %.1f%% stolen (flagged)", 100*s.StealShare)
+	}
+	return ""
+}
+
+// heavySteal counts the main block's windows flagged for steal, of all.
+func (r *Result) heavySteal() (n, of int) {
+	for _, a := range r.Arms {
+		for _, s := range a.Samples {
+			if s.CPU != nil {
+				of++
+				if s.CPU.HeavySteal {
+					n++
+				}
+			}
+		}
+	}
+	return n, of
+}
