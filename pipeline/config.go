@@ -54,6 +54,9 @@ type Config struct {
 	// Sweep lists the thread counts at which the benchmark also measures
 	// the CPU cost of statistics (the scaling chart); none by default.
 	Sweep []int
+	// BenchMeasures are the benchmark's measures (cpu, locks,
+	// instructions, profile); none means all.
+	BenchMeasures []string
 	// AA benchmarks base against itself as if it were head (A/A), to
 	// measure how often the benchmark gives a false verdict.
 	AA bool
@@ -263,6 +266,11 @@ func (c *Config) validateValues() error {
 	}{{"--jobs", c.Jobs}, {"--threads", c.Threads}, {"--passes", c.Passes}} {
 		if n.v < 0 {
 			return &results.InputError{Input: fmt.Sprintf("%s %d", n.flag, n.v), Err: errors.New("must be 1 or more (0 or none: the default)")}
+		}
+	}
+	for _, m := range c.BenchMeasures {
+		if !slices.Contains(bench.MeasureNames(), m) {
+			return &results.InputError{Input: "--bench-measures " + strings.Join(c.BenchMeasures, ","), Err: fmt.Errorf("unknown measure %q (%s)", m, strings.Join(bench.MeasureNames(), ", "))}
 		}
 	}
 	for _, l := range []struct{ flag, v string }{{"--server-cpus", c.ServerCPUs}, {"--load-cpus", c.LoadCPUs}, {"--db-cpus", c.DBCPUs}} {

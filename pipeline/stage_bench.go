@@ -68,6 +68,9 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 		if j.head != nil && j.head.Module != "" {
 			opt.Head = buildRef(j.head)
 		}
+		for _, m := range r.Config.BenchMeasures {
+			opt.Measures = append(opt.Measures, bench.Measure(m))
+		}
 		res, err := bench.Run(ctx, opt)
 		if res != nil {
 			r.setTarget(j.t, func(tr *results.TargetResult) { tr.Bench = res })

@@ -36,6 +36,8 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&cfg.Bench, "bench", "quick", "benchmark settings: quick (CI) or report (16 threads, 50 connections, 20 s, 6 passes)")
 	var threads string
 	fs.StringVar(&threads, "threads", "", "PHP threads of the benchmark's and the concurrency check's server (default 16); a `LIST` such as 1,2,4,8,16,32 also measures the CPU cost of statistics at each count (the scaling chart), the full benchmark at 16 or the largest")
+	var measures string
+	fs.StringVar(&measures, "bench-measures", "", "the benchmark's `MEASURES` (cpu,locks,instructions,profile; default all)")
 	fs.BoolVar(&cfg.AA, "aa", false, "benchmark base against itself as if it were head (A/A: every verdict is a false one)")
 	fs.BoolVar(&cfg.NoPin, "no-pin", false, "leave the benchmark unpinned on a small machine (by default, with 4 CPUs or fewer and no --*-cpus, the server gets half of them)")
 	fs.IntVar(&cfg.RaceRequests, "race-requests", 0, "requests the concurrency check serves at once on each ZTS build (default 20000)")
@@ -63,6 +65,11 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	}
 	if given["stages"] {
 		if cfg.Stages, err = splitList("--stages", stages, false); err != nil {
+			return err
+		}
+	}
+	if given["bench-measures"] {
+		if cfg.BenchMeasures, err = splitList("--bench-measures", measures, false); err != nil {
 			return err
 		}
 	}

@@ -45,6 +45,15 @@ const (
 	MeasureProfile Measure = "profile"
 )
 
+// MeasureNames lists the measures Options.Measures takes.
+func MeasureNames() []string {
+	names := make([]string, len(allMeasures))
+	for i, m := range allMeasures {
+		names[i] = string(m)
+	}
+	return names
+}
+
 // allMeasures lists the measures in the order they run in an arm.
 var allMeasures = []Measure{MeasureCPU, MeasureLocks, MeasureInstructions, MeasureProfile}
 
@@ -268,7 +277,7 @@ func (o Options) resolved() (Options, error) {
 	}
 	for _, m := range o.Measures {
 		if !slices.Contains(allMeasures, m) {
-			return o, fmt.Errorf("unknown measure %q (cpu, locks, instructions)", m)
+			return o, fmt.Errorf("unknown measure %q (%s)", m, strings.Join(MeasureNames(), ", "))
 		}
 	}
 	if o.Log == nil {
