@@ -174,16 +174,20 @@ func meanLocks(ss []*bench.Sample) float64 {
 	return sum / float64(n)
 }
 
-// statsMutex is the mean of the samples' statistics mutex calls a
+// statsMutex is the mean of the counted samples' statistics mutex calls a
 // request (0 where the mutex was not locked or not named).
 func statsMutex(ss []*bench.Sample) float64 {
 	var sum float64
+	n := 0
 	for _, s := range ss {
-		if s.Locks != nil && s.Locks.StatsMutex != nil {
-			sum += s.Locks.StatsMutex.LocksPerRequest
+		if s.Locks != nil {
+			n++
+			if s.Locks.StatsMutex != nil {
+				sum += s.Locks.StatsMutex.LocksPerRequest
+			}
 		}
 	}
-	return sum / float64(max(1, len(ss)))
+	return sum / float64(max(1, n))
 }
 
 // Under --builder docker no process of this host executed code from a

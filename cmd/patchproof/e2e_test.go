@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"math"
 	"net/http"
 	"os"
 	"os/exec"
@@ -151,12 +152,13 @@ func TestE2EPostedByRun(t *testing.T) {
 	second, _ := dockerResult(t)
 	body := comments[0].Body
 	for _, want := range []string{
-		"484/484 identical",         // NTS machine code
-		"#### ZTS machine code",     // information
-		"ext/mysqli/tests",          // the suites
-		"#### Contention benchmark", // the benchmark
-		"lock calls/req",            //
-		"#### Concurrency",          // the concurrency check
+		"484/484 identical",                                   // NTS machine code
+		"#### ZTS machine code",                               // information
+		"ext/mysqli/tests",                                    // the suites
+		"#### Contention benchmark",                           // the benchmark
+		"**Shared or per-thread:**", "**Where the CPU goes**", // where the locks and the CPU go
+		"lock calls/req",   //
+		"#### Concurrency", // the concurrency check
 		"✅ counters exact under 16 threads: 43/43 counters, 0 updates lost in 20,000 requests",
 		"✅ ThreadSanitizer: no new race",
 		"run=" + second.StartedAt.Format("2006-01-02T15:04:05Z"), // the second run's
@@ -270,12 +272,19 @@ func TestE2EBench(t *testing.T) {
 		t.Fatal("no benchmark result")
 	}
 	for _, arm := range b.Arms {
-		if len(arm.Samples) == 0 {
-			t.Errorf("%s: no samples", arm.Name)
+		if len(arm.Samples) != b.Settings.Passes {
+			t.Errorf("%s: %d samples, want one a pass (%d)", arm.Name, len(arm.Samples), b.Settings.Passes)
 		}
 		for _, s := range arm.Samples {
-			if s.Locks == nil || s.Instructions == nil || s.CPU == nil {
-				t.Errorf("%s pass %d: a measure is missing", arm.Name, s.Pass)
+			// CPU time in every pass, from the block of warm servers; the
+			// exact measures from the counted passes only.
+			counted := s.Pass <= b.Settings.CountedPasses
+			if s.CPU == nil || (s.Locks != nil) != counted || (s.Instructions != nil) != counted {
+				t.Errorf("%s pass %d: CPU %v, locks %v, instructions %v; want CPU, and the others in the %d counted passes",
+					arm.Name, s.Pass, s.CPU != nil, s.Locks != nil, s.Instructions != nil, b.Settings.CountedPasses)
+				continue
+			}
+			if !counted {
 				continue
 			}
 			locks := s.Locks.LocksPerRequest
@@ -310,6 +319,64 @@ func TestE2EBench(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "bench.txt")); err != nil {
 		t.Errorf("no bench.txt: %v", err)
+	}
+	assertBenchExtras(t, b)
+	// The host run's report has the sweep, as a table and a chart.
+	md, err := os.ReadFile(filepath.Join(out, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"**Thread scaling:**", "xychart-beta", "**Shared or per-thread:**", "**Where the CPU goes**"} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("summary.md lacks %q", want)
+		}
+	}
+}
+
+// assertBenchExtras checks what the benchmark adds to its verdicts: the
+// shared-vs-per-thread split with the statistics mutex among the shared,
+// a profile per arm, and the thread sweep scripts/test asks for (1 and 16
+// threads) with its chart.
+func assertBenchExtras(t *testing.T, b *bench.Result) {
+	t.Helper()
+	for _, arm := range b.Arms {
+		s := arm.Samples[0]
+		if s.Locks == nil {
+			continue // reported above
+		}
+		l := s.Locks
+		if math.Abs(l.SharedLocksPerRequest+l.PerThreadLocksPerRequest-l.LocksPerRequest) > 0.01 {
+			t.Errorf("%s: %.2f shared + %.2f per-thread lock calls a request, of %.2f", arm.Name, l.SharedLocksPerRequest, l.PerThreadLocksPerRequest, l.LocksPerRequest)
+		}
+		if arm.Name.String() == "base-on" && (l.StatsMutex == nil || !l.StatsMutex.Shared || l.SharedLocksPerRequest < l.StatsMutex.LocksPerRequest) {
+			t.Errorf("base-on: statistics mutex %+v, %.2f shared calls: want it shared, and among them", l.StatsMutex, l.SharedLocksPerRequest)
+		}
+	}
+	if len(b.Profiles) != len(b.Arms) {
+		t.Errorf("%d profiles for %d arms", len(b.Profiles), len(b.Arms))
+	}
+	for _, ap := range b.Profiles {
+		if ap.Profile == nil || ap.Profile.Samples == 0 || len(ap.Profile.Top) == 0 {
+			t.Errorf("%s: profile %+v: %s", ap.Arm, ap.Profile, ap.Error)
+		} else if _, err := os.Stat(ap.Profile.Flamegraph); err != nil {
+			t.Errorf("%s: flame graph: %v", ap.Arm, err)
+		}
+	}
+	var counts []int
+	for _, pt := range b.Sweep {
+		counts = append(counts, pt.Threads)
+		if pt.CPU == nil || len(pt.CPU.Costs) != len(b.Builds) {
+			t.Errorf("sweep at %d threads: CPU statistics %+v", pt.Threads, pt.CPU)
+		}
+	}
+	if !slices.Equal(counts, []int{1, 16}) {
+		t.Errorf("sweep at %v threads, want 1 and 16 (scripts/test's --threads)", counts)
+	}
+	if _, err := os.Stat(b.SweepChart); err != nil {
+		t.Errorf("sweep chart: %v", err)
+	}
+	if b.Settings.Pinning == "" {
+		t.Error("the result does not say how the processes were placed on the CPUs")
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"github.com/patchproof/patchproof/internal/golden"
 	"github.com/patchproof/patchproof/internal/side"
+	"github.com/patchproof/patchproof/verify/benchstat"
 	"github.com/patchproof/patchproof/verify/benchstat/benchfmt"
 	"github.com/patchproof/patchproof/workloads/select20"
 )
@@ -116,21 +117,21 @@ func TestResolvedDefaults(t *testing.T) {
 		in   Options
 		want Settings
 	}{
-		{"report", Options{}, Settings{Threads: 16, Connections: 12, LoadThreads: 4, Passes: 20, DurationS: 5, WarmupS: 5,
-			KeepAlive: true, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 8, WindowWarmup: 128, CountedPasses: 2, ProfileS: 5}},
-		{"report, 4 threads", Options{Threads: 4}, Settings{Threads: 4, Connections: 3, LoadThreads: 3, Passes: 20, DurationS: 5, WarmupS: 5,
-			KeepAlive: true, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 2, WindowWarmup: 32, CountedPasses: 2, ProfileS: 5}},
-		{"one thread cannot keep alive", Options{Threads: 1}, Settings{Threads: 1, Connections: 1, LoadThreads: 1, Passes: 20, DurationS: 5, WarmupS: 5,
-			KeepAlive: false, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 1, WindowWarmup: 8, CountedPasses: 2, ProfileS: 5}},
-		{"more connections than threads", Options{Connections: 50}, Settings{Threads: 16, Connections: 50, LoadThreads: 4, Passes: 20, DurationS: 5, WarmupS: 5,
-			KeepAlive: false, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 8, WindowWarmup: 128, CountedPasses: 2, ProfileS: 5}},
-		{"quick", Options{Quick: true}, Settings{Threads: 16, Connections: 8, LoadThreads: 2, Passes: 12, DurationS: 3, WarmupS: 2,
-			KeepAlive: true, LockRequests: 200, CallgrindRequests: 200, WindowConcurrency: 8, WindowWarmup: 128, Quick: true, CountedPasses: 1, ProfileS: 2}},
+		{"report", Options{}, Settings{Threads: 16, Connections: 12, LoadThreads: 4, Passes: 30, DurationS: 2, WarmupS: 2,
+			KeepAlive: true, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 8, WindowWarmup: 128, CountedPasses: 2, PassesPerServer: 2, ProfileS: 5}},
+		{"report, 4 threads", Options{Threads: 4}, Settings{Threads: 4, Connections: 3, LoadThreads: 3, Passes: 30, DurationS: 2, WarmupS: 2,
+			KeepAlive: true, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 2, WindowWarmup: 32, CountedPasses: 2, PassesPerServer: 2, ProfileS: 5}},
+		{"one thread cannot keep alive", Options{Threads: 1}, Settings{Threads: 1, Connections: 1, LoadThreads: 1, Passes: 30, DurationS: 2, WarmupS: 2,
+			KeepAlive: false, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 1, WindowWarmup: 8, CountedPasses: 2, PassesPerServer: 2, ProfileS: 5}},
+		{"more connections than threads", Options{Connections: 50}, Settings{Threads: 16, Connections: 50, LoadThreads: 4, Passes: 30, DurationS: 2, WarmupS: 2,
+			KeepAlive: false, LockRequests: 1000, CallgrindRequests: 500, WindowConcurrency: 8, WindowWarmup: 128, CountedPasses: 2, PassesPerServer: 2, ProfileS: 5}},
+		{"quick", Options{Quick: true}, Settings{Threads: 16, Connections: 8, LoadThreads: 2, Passes: 24, DurationS: 1, WarmupS: 1,
+			KeepAlive: true, LockRequests: 200, CallgrindRequests: 200, WindowConcurrency: 8, WindowWarmup: 128, Quick: true, CountedPasses: 1, PassesPerServer: 2, ProfileS: 2}},
 		{"given", Options{Quick: true, Threads: 4, Connections: 3, Passes: 7, Duration: 2 * time.Second, KeepAlive: KeepAliveOff, CountedPasses: 9},
-			Settings{Threads: 4, Connections: 3, LoadThreads: 2, Passes: 7, DurationS: 2, WarmupS: 2,
-				KeepAlive: false, LockRequests: 200, CallgrindRequests: 200, WindowConcurrency: 2, WindowWarmup: 32, Quick: true, CountedPasses: 7, ProfileS: 2}},
-		{"sweep, A/A", Options{Quick: true, Sweep: []int{32, 1, 4, 16}, AA: true}, Settings{Threads: 16, Connections: 8, LoadThreads: 2, Passes: 12, DurationS: 3, WarmupS: 2,
-			KeepAlive: true, LockRequests: 200, CallgrindRequests: 200, WindowConcurrency: 8, WindowWarmup: 128, Quick: true, CountedPasses: 1, ProfileS: 2,
+			Settings{Threads: 4, Connections: 3, LoadThreads: 2, Passes: 7, DurationS: 2, WarmupS: 1,
+				KeepAlive: false, LockRequests: 200, CallgrindRequests: 200, WindowConcurrency: 2, WindowWarmup: 32, Quick: true, CountedPasses: 7, PassesPerServer: 2, ProfileS: 2}},
+		{"sweep, A/A", Options{Quick: true, Sweep: []int{32, 1, 4, 16}, AA: true}, Settings{Threads: 16, Connections: 8, LoadThreads: 2, Passes: 24, DurationS: 1, WarmupS: 1,
+			KeepAlive: true, LockRequests: 200, CallgrindRequests: 200, WindowConcurrency: 8, WindowWarmup: 128, Quick: true, CountedPasses: 1, PassesPerServer: 2, ProfileS: 2,
 			AA: true, Sweep: []int{1, 4, 16, 32}, SweepPasses: 3, SweepDurationS: 2}},
 	}
 	for _, tt := range tests {
@@ -160,6 +161,30 @@ func TestResolvedDefaults(t *testing.T) {
 	}
 	if _, err := (Options{Base: BuildRef{Module: mod}, Dir: "x", Measures: []Measure{"bogus"}}).resolved(); err == nil {
 		t.Error("unknown measure: no error")
+	}
+}
+
+// One counted pass measures no spread: a build's lock calls change by
+// Apache's own noise (a tenth of a call) without it being a cost, and by
+// hundreds with statistics.
+func TestLockResolution(t *testing.T) {
+	d := defOf(lockCalls)
+	tests := []struct {
+		on, off float64
+		want    Verdict
+	}{
+		{6.265, 6.35, NoChange},
+		{6.9, 6.35, Regressed},
+		{748.4, 6.37, Regressed},
+	}
+	for _, tt := range tests {
+		cs, _, err := buildCost(side.Head, benchstat.NewSample(tt.on), benchstat.NewSample(tt.off), d, benchstat.Thresholds{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cs.Verdict != tt.want || cs.Exact.Tolerance < lockResolution {
+			t.Errorf("on %v, off %v: %s (tolerance %v), want %s", tt.on, tt.off, cs.Verdict, cs.Exact.Tolerance, tt.want)
+		}
 	}
 }
 
@@ -200,7 +225,7 @@ func knownResult(t *testing.T) *Result {
 	o := Options{Base: BuildRef{Module: "/b/libs/libphp.so"}, Head: BuildRef{Module: "/h/libs/libphp.so"},
 		Workload: select20.Workload(), Threads: 16, Connections: 12, LoadThreads: 4, Passes: 6,
 		Duration: 20 * time.Second, Warmup: 5 * time.Second, LockRequests: 1000, CallgrindRequests: 500,
-		WindowConcurrency: 8, WindowWarmup: 128, Measures: allMeasures, Server: "apache", CountedPasses: 6}
+		WindowConcurrency: 8, WindowWarmup: 128, Measures: allMeasures, Server: "apache", CountedPasses: 6, PassesPerServer: 1}
 	r := newResult(o)
 	r.Machine = Machine{GOOS: "linux", GOARCH: "amd64", CPU: "Test CPU @ 2.00GHz"}
 	r.CPUSource = "cgroup2"

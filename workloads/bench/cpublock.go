@@ -12,14 +12,16 @@ import (
 	"github.com/patchproof/patchproof/workloads/load"
 )
 
-// A block is a CPU block's settings: many short passes against one warm
-// server per arm, so that the on and off windows of a pass are seconds
-// apart, not minutes, and a server's start-up never lands in a window.
+// A block is a CPU block's settings: many short passes against warm
+// servers, one per arm, so that the on and off windows of a pass are
+// seconds apart, not minutes, and a server's start-up never lands in a
+// window.
 type block struct {
 	name        string // its directory under Options.Dir
 	threads     int
 	connections int
 	passes      int
+	perServer   int // passes a server serves before the next round's
 	duration    time.Duration
 	warmup      time.Duration
 }
@@ -43,13 +45,56 @@ type blockServer struct {
 	meter cputime.Meter
 }
 
-// cpuBlock starts one server per arm, warms each, then runs bl.passes
-// passes, every arm once a pass in the balanced order, and returns each
-// arm's samples by pass (index 0 is pass 1). with, when set, is called
-// with the warm servers after the passes (the profiles use them).
-func (b *bencher) cpuBlock(ctx context.Context, bl block, with func(context.Context, []*blockServer) error) (_ map[Arm][]*CPUSample, err error) {
+// cpuBlock runs bl.passes passes, every arm once a pass in the balanced
+// order, on servers started and warmed for every bl.perServer passes, and
+// returns each arm's samples by pass (index 0 is pass 1). with, when set,
+// is called with the last round's warm servers after its passes (the
+// profiles use them).
+//
+// A server's own state (which threads hold which connections, how the
+// scheduler settled them on the CPU) shifts its CPU time a request by a
+// few percent for as long as it runs, the same for every window it
+// serves; fresh servers every pass or two make that shift one more noise
+// of a pair, nearly independent from pair to pair, instead of a bias of
+// the whole run that the test on the pairs cannot see. The windows are
+// short because the noise that remains moves with the machine's load over
+// seconds: the closer a pair's two windows, the more of it they share and
+// the ratio cancels.
+func (b *bencher) cpuBlock(ctx context.Context, bl block, with func(context.Context, []*blockServer) error) (map[Arm][]*CPUSample, error) {
+	per := max(1, bl.perServer)
+	rounds := max(1, (bl.passes+per-1)/per) // one round for profiles alone
+	out := map[Arm][]*CPUSample{}
+	for r := range rounds {
+		first, last := r*per+1, min(bl.passes, (r+1)*per)
+		err := b.round(ctx, bl, r+1, func(byArm map[arm]*blockServer, servers []*blockServer) error {
+			lo := b.loadOptions(bl)
+			for p := first; p <= last; p++ {
+				for _, a := range balancedOrder(b.opt.arms(), p) {
+					s, err := b.cpuWindow(ctx, byArm[a], lo)
+					if err != nil {
+						return fmt.Errorf("pass %d, %s: %w", p, a, err)
+					}
+					out[a.Arm] = append(out[a.Arm], s)
+					b.step("%s: pass %d of %d, %s: %.1f req/s, %.4f ms CPU a request (%.4f user, %.4f system)%s",
+						bl.name, p, bl.passes, a, s.RequestsPerSec, s.CPUMsPerRequest, s.UserMsPerRequest, s.SystemMsPerRequest, stealNote(s))
+				}
+			}
+			if with != nil && r == rounds-1 {
+				return with(ctx, servers)
+			}
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// round starts and warms one server per arm, calls run with them, and
+// stops them.
+func (b *bencher) round(ctx context.Context, bl block, n int, run func(map[arm]*blockServer, []*blockServer) error) (err error) {
 	o := b.opt
-	arms := o.arms()
 	var servers []*blockServer
 	defer func() {
 		// Servers first: a cgroup must be empty before it is removed.
@@ -65,53 +110,35 @@ func (b *bencher) cpuBlock(ctx context.Context, bl block, with func(context.Cont
 		}
 	}()
 	byArm := map[arm]*blockServer{}
-	for _, a := range arms {
-		bs, err := b.blockServer(ctx, a, bl)
+	for _, a := range o.arms() {
+		bs, err := b.blockServer(ctx, a, bl, n)
 		if bs != nil && bs.srv != nil {
 			servers = append(servers, bs)
 		} else if bs != nil && bs.cg != nil {
 			bs.cg.Close()
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", a, err)
+			return fmt.Errorf("%s: %w", a, err)
 		}
 		byArm[a] = bs
 	}
-	lo := b.loadOptions(bl)
 	if bl.warmup > 0 {
+		warm := b.loadOptions(bl)
+		warm.Duration = bl.warmup
 		for _, bs := range servers {
-			warm := lo
-			warm.Duration = bl.warmup
 			if _, err := load.Run(ctx, bs.srv.URL(o.Workload.Path), warm); err != nil {
-				return nil, fmt.Errorf("%s: warm-up: %w", bs.arm, err)
+				return fmt.Errorf("%s: warm-up: %w", bs.arm, err)
 			}
 		}
 	}
-	out := map[Arm][]*CPUSample{}
-	for p := 1; p <= bl.passes; p++ {
-		for _, a := range balancedOrder(arms, p) {
-			s, err := b.cpuWindow(ctx, byArm[a], lo)
-			if err != nil {
-				return out, fmt.Errorf("pass %d, %s: %w", p, a, err)
-			}
-			out[a.Arm] = append(out[a.Arm], s)
-			b.step("%s: pass %d of %d, %s: %.1f req/s, %.4f ms CPU a request (%.4f user, %.4f system)%s",
-				bl.name, p, bl.passes, a, s.RequestsPerSec, s.CPUMsPerRequest, s.UserMsPerRequest, s.SystemMsPerRequest, stealNote(s))
-		}
-	}
-	if with != nil {
-		if err := with(ctx, servers); err != nil {
-			return out, err
-		}
-	}
-	return out, nil
+	return run(byArm, servers)
 }
 
 // blockServer starts an arm's server for a block, in a cgroup of its own
 // where one can be made.
-func (b *bencher) blockServer(ctx context.Context, a arm, bl block) (*blockServer, error) {
+func (b *bencher) blockServer(ctx context.Context, a arm, bl block, round int) (*blockServer, error) {
 	o := b.opt
-	so := b.serverOptions(a, filepath.Join(o.Dir, bl.name, a.String()))
+	so := b.serverOptions(a, filepath.Join(o.Dir, bl.name, fmt.Sprintf("round-%02d", round), a.String()))
 	so.Threads = bl.threads
 	so.KeepAliveOff = !b.blockKeepAlive(bl)
 	if o.Container == nil && !o.KeepASLR {
@@ -121,7 +148,7 @@ func (b *bencher) blockServer(ctx context.Context, a arm, bl block) (*blockServe
 	}
 	bs := &blockServer{arm: a}
 	if b.cgroupOK && o.Container == nil {
-		cg, err := cputime.NewCgroup(fmt.Sprintf("patchproof-bench-%s-%s-%s", b.nonce, bl.name, a))
+		cg, err := cputime.NewCgroup(fmt.Sprintf("patchproof-bench-%s-%s-%d-%s", b.nonce, bl.name, round, a))
 		if err != nil {
 			return nil, err
 		}

@@ -6,36 +6,56 @@
 // # Protocol
 //
 // [Run] measures four arms — base and head, each with
-// mysqlnd.collect_statistics on and off — in Options.Passes passes. Each
-// pass runs every arm once, in a balanced order (a build's on and off back
-// to back, which goes first alternating from pass to pass), and
-// each measure of an arm runs on a fresh server (workloads/httpd: Apache
-// mpm_event, one process of Options.Threads PHP threads, one persistent PDO
-// connection per thread) against the workload's data (workloads/select20 by
-// default, the report's):
+// mysqlnd.collect_statistics on and off. Every server is Apache mpm_event
+// (workloads/httpd), one process of Options.Threads PHP threads, one
+// persistent PDO connection per thread, serving the workload's data
+// (workloads/select20 by default, the report's). Pass p runs the arms in a
+// balanced order (a build's on and off back to back, which goes first
+// alternating from pass to pass; see balancedOrder).
 //
-//  1. CPU: wrk's warm-up, then Options.Duration of wrk with
-//     Options.Connections; the server's CPU time (from a cgroup v2 of its
-//     own, else its processes' /proc/PID/stat: Result.CPUSource) divided by
-//     the requests, with req/s and latency. Noisy: reported with its
-//     spread, never a gate on a shared machine.
-//  2. Locks: the LD_PRELOAD counter of workloads/lockcount over exactly
+//  1. Counted passes (Options.CountedPasses, 1 quick, 2 report), each
+//     measure of an arm on a fresh server:
+//     - Locks: the LD_PRELOAD counter of workloads/lockcount over exactly
 //     Options.LockRequests requests after a warm-up: pthread_mutex_lock
-//     calls per request, distinct mutexes, and the calls on mysqlnd's
-//     global statistics mutex — named for certain, not by rank: the mutex
-//     whose address is a word of the heap block mysqlnd_global_stats
-//     points to, read from the server's memory before it stops
-//     (lockcount.NameHeld). Exact and repeatable.
-//  3. Instructions: the server under callgrind (apache2 -X), counted over
+//     calls per request, split between mutexes more than one thread
+//     locks (shared: where threads contend) and those one thread only
+//     locks, and the calls on mysqlnd's global statistics mutex — named
+//     for certain, not by rank: the mutex whose address is a word of the
+//     heap block mysqlnd_global_stats points to, read from the server's
+//     memory before it stops (lockcount.NameHeld). Exact and repeatable.
+//     - Instructions: the server under callgrind (apache2 -X), counted over
 //     exactly Options.CallgrindRequests requests between marker requests
 //     (workloads/callgrind). Repeatable to a fraction of a percent.
+//  2. The CPU block: one warm server per arm, started once (in a cgroup of
+//     its own, without address space randomisation) and warmed with wrk,
+//     then Options.Passes short windows per arm (12 of 3 s quick, 20 of 5 s
+//     report) in the balanced order, so that a pass's on and off windows
+//     are seconds apart. Per window: the server's CPU time (cgroup v2,
+//     container cgroup, or /proc: Result.CPUSource) in user and system
+//     mode, its threads' context switches, the machine's steal and CPU
+//     pressure, divided by the requests; with req/s and latency. A window
+//     that lost more than 5% of the machine to steal is flagged.
+//  3. Profiles: on the block's warm servers, a perf profile (cpu-clock) of
+//     each arm under load: the top symbols, the share in lock functions,
+//     a flame graph (workloads/perfprof).
+//  4. The sweep: with Options.Sweep, a CPU block of its own (shorter) at
+//     each other thread count, for the scaling table and chart.
+//
+// On a machine of 4 CPUs or fewer, with no CPU list given, the server is
+// pinned to the upper half of the CPUs and wrk and the database to the
+// rest (Settings.Pinning says so): unpinned, they trade CPUs from window
+// to window and that noise hides a cost of a few percent. On one CPU the
+// server's threads never run at once, so the cost measured is that of
+// locking, not of contention between CPUs.
 //
 // Any non-2xx response or socket error ends the run with an error and the
 // samples so far. So does a window in which fewer requests completed.
 //
 // # Statistics
 //
-// Per measure (locks, statistics-mutex locks, instructions, CPU, req/s), with
+// Per measure (lock calls in all, on shared and on per-thread mutexes and
+// on the statistics mutex; instructions; CPU time in all, in user and in
+// system mode; voluntary and involuntary context switches; req/s), with
 // verify/benchstat, the arms paired by pass: each arm's median and
 // confidence interval; the cost of statistics in each build, on against
 // off; head's cost against base's; and a verdict — improved, regressed or
@@ -45,7 +65,7 @@
 // exact: a cost (off → on) or a change of it (base's per-pass costs →
 // head's) counts when the two ranges do not overlap and the medians differ
 // by more than max(0.5%, the wider range) — one or two passes suffice.
-// CPU time and req/s are noisy: a cost is decided by the Wilcoxon
+// CPU time, context switches and req/s are noisy: a cost is decided by the Wilcoxon
 // signed-rank test on the per-pass log(on/off), with the sign test beside
 // it and the Hodges-Lehmann estimate (median of the Walsh averages) with
 // its interval as the cost; head against base by the same test on
@@ -59,13 +79,20 @@
 //
 // The [Result] (JSON, part of results.json), bench.json (the same) and
 // bench.txt (Result.WriteBenchTxt: the samples in the Go benchmark format,
-// which benchstat reads unchanged) in Options.Dir, and
-// [Result.Markdown] for the pull request comment.
+// which benchstat reads unchanged), sweep.svg (the scaling chart) and
+// profile/ARM/ (perf.data, folded stacks, flamegraph.svg) in Options.Dir,
+// and [Result.Markdown] for the pull request comment: the table of
+// measures, the shared-vs-per-thread split, the sweep as a table and a
+// Mermaid chart, the profiles' top symbols.
 //
 // Apache's event MPM closes kept-alive connections while no worker thread
 // is idle, so every mode loads the server with fewer connections than
 // threads (the report 3/4 of them, quick half) and keeps them alive; given
-// at least as many connections as threads, the CPU passes turn keep-alive
-// off (Options.KeepAlive) and the Result says so. The counted windows keep
-// fewer requests in flight than there are threads.
+// at least as many connections as threads (a sweep's single thread), the
+// CPU windows turn keep-alive off (Options.KeepAlive) and the Result says
+// so. The counted windows keep fewer requests in flight than there are
+// threads.
+//
+// [Options.AA] measures base against itself as if it were head: repeated
+// (scripts/bench-repeat --aa), it gives the rate of false verdicts.
 package bench

@@ -20,8 +20,8 @@ func (r *Result) Markdown(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	head := len(r.Builds) > 1
-	p("**Benchmark** `%s` on %s, %d PHP threads: %d CPU passes of %gs on a warm server per arm, the exact measures from %d counted %s; medians with %s intervals; cost = statistics on/off, paired by pass.\n\n",
-		r.Workload, r.Server, r.Settings.Threads, len(r.Passes), r.Settings.DurationS, r.Settings.CountedPasses,
+	p("**Benchmark** `%s` on %s, %d PHP threads: %d CPU passes of %gs on warm servers, fresh every %s, the exact measures from %d counted %s; medians with %s intervals; cost = statistics on/off, paired by pass.\n\n",
+		r.Workload, r.Server, r.Settings.Threads, len(r.Passes), r.Settings.DurationS, plural(r.Settings.PassesPerServer, "pass", fmt.Sprintf("%d passes", r.Settings.PassesPerServer)), r.Settings.CountedPasses,
 		plural(r.Settings.CountedPasses, "pass", "passes"), pct(r.Settings.Thresholds.Confidence))
 	if r.Settings.Pinning != "" {
 		p("Placement: %s.\n\n", markdown.Text(r.Settings.Pinning))
@@ -61,7 +61,7 @@ func (r *Result) Markdown(w io.Writer) error {
 	if len(r.Measures) > 0 {
 		th := r.Settings.Thresholds
 		if r.hasExact() {
-			p("\nExact measures change when the ranges of their passes do not overlap and the medians differ by more than max(%s, the wider range).", pct(th.ExactFloor))
+			p("\nExact measures change when the ranges of their passes do not overlap and the medians differ by more than max(%s, the wider range); a build's lock calls by more than %g a request too.", pct(th.ExactFloor), lockResolution)
 		}
 		if r.hasNoisy() {
 			p(" ⁿ depends on the machine's load, and is not gated on: its cost is the Hodges-Lehmann estimate of the per-pass log(on/off) with its %s interval, decided by the Wilcoxon signed-rank test (p ≤ %v) and a change of at least %s, the sign test beside it; head vs base pairs the passes likewise.",

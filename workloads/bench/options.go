@@ -103,10 +103,13 @@ type Options struct {
 	Threads     int           // PHP threads; default 16
 	Connections int           // wrk -c; default 3/4 of Threads, quick Threads/2 (see reportConnections)
 	LoadThreads int           // wrk -t; default 4, quick 2
-	Passes      int           // CPU passes of the block; default 20, quick 12
-	Duration    time.Duration // each measured wrk run, whole seconds; default 5s, quick 3s
-	Warmup      time.Duration // wrk against each warm server before a block's passes; default 5s, quick 2s
-	KeepAlive   KeepAlive     // of the CPU passes; default auto
+	Passes      int           // CPU passes of the block; default 30, quick 24
+	Duration    time.Duration // each measured wrk run, whole seconds; default 2s, quick 1s
+	Warmup      time.Duration // wrk against each fresh server before its passes; default 3s, quick 1s
+	// PassesPerServer is how many passes a CPU block's servers serve
+	// before fresh ones start; default 2 (see cpuBlock).
+	PassesPerServer int
+	KeepAlive       KeepAlive // of the CPU passes; default auto
 	// CountedPasses take the exact measures, each on a fresh server;
 	// default 2, quick 1, at most Passes.
 	CountedPasses int
@@ -177,20 +180,21 @@ type Options struct {
 const (
 	defaultThreads         = 16
 	defaultLoadThreads     = 4
-	defaultPasses          = 20
+	defaultPasses          = 30
 	defaultCountedPasses   = 2
-	defaultDuration        = 5 * time.Second
-	defaultWarmup          = 5 * time.Second
+	defaultDuration        = 2 * time.Second
+	defaultWarmup          = 2 * time.Second
+	defaultPassesPerServer = 2
 	defaultSweepPasses     = 6
 	defaultSweepDuration   = 3 * time.Second
 	defaultProfileDuration = 5 * time.Second
 	defaultLockRequests    = 1000
 	defaultCallgrindReqs   = 500
-	quickPasses            = 12
+	quickPasses            = 24
 	quickCountedPasses     = 1
 	quickLoadThreads       = 2
-	quickDuration          = 3 * time.Second
-	quickWarmup            = 2 * time.Second
+	quickDuration          = 1 * time.Second
+	quickWarmup            = 1 * time.Second
 	quickSweepPasses       = 3
 	quickSweepDuration     = 2 * time.Second
 	quickProfileDuration   = 2 * time.Second
@@ -255,6 +259,7 @@ func (o Options) resolved() (Options, error) {
 	pickD(&o.Duration, defaultDuration, quickDuration)
 	pickD(&o.Warmup, defaultWarmup, quickWarmup)
 	pick(&o.CountedPasses, defaultCountedPasses, quickCountedPasses)
+	pick(&o.PassesPerServer, defaultPassesPerServer, defaultPassesPerServer)
 	o.CountedPasses = min(o.CountedPasses, o.Passes)
 	pick(&o.SweepPasses, defaultSweepPasses, quickSweepPasses)
 	pickD(&o.SweepDuration, defaultSweepDuration, quickSweepDuration)
@@ -286,7 +291,7 @@ func (o Options) resolved() (Options, error) {
 	if o.Step == nil {
 		o.Step = func(string) {}
 	}
-	if o.Threads < 1 || o.Passes < 1 || o.LockRequests < 1 || o.CallgrindRequests < 1 {
+	if o.Threads < 1 || o.Passes < 1 || o.PassesPerServer < 1 || o.LockRequests < 1 || o.CallgrindRequests < 1 {
 		return o, fmt.Errorf("threads %d, passes %d, windows %d and %d: all must be positive", o.Threads, o.Passes, o.LockRequests, o.CallgrindRequests)
 	}
 	for _, b := range []BuildRef{o.Base, o.Head} {

@@ -54,6 +54,9 @@ type Settings struct {
 	// instructions); every pass takes the CPU measure, in a block of warm
 	// servers.
 	CountedPasses int `json:"counted_passes"`
+	// PassesPerServer is how many CPU passes a server served before fresh
+	// ones started.
+	PassesPerServer int `json:"passes_per_server"`
 	// Pinning says how the server, the load and the database were placed
 	// on the CPUs, and why.
 	Pinning string `json:"pinning,omitempty"`

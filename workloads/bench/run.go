@@ -140,11 +140,11 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	if opt.wants(MeasureCPU) || opt.wants(MeasureProfile) {
 		main := block{name: "cpu", threads: opt.Threads, connections: opt.Connections,
-			passes: opt.Passes, duration: opt.Duration, warmup: opt.Warmup}
+			passes: opt.Passes, perServer: opt.PassesPerServer, duration: opt.Duration, warmup: opt.Warmup}
 		if !opt.wants(MeasureCPU) {
 			main.passes = 0 // the profiles alone
 		}
-		b.step("CPU block: %d passes of %v on a warm server per arm, %d threads, %d connections", main.passes, opt.Duration, opt.Threads, opt.Connections)
+		b.step("CPU block: %d passes of %v, fresh warm servers every %d, %d threads, %d connections", main.passes, opt.Duration, opt.PassesPerServer, opt.Threads, opt.Connections)
 		var with func(context.Context, []*blockServer) error
 		if opt.wants(MeasureProfile) {
 			with = b.profiles
@@ -192,7 +192,7 @@ func newResult(o Options) *Result {
 			WindowConcurrency: o.WindowConcurrency, WindowWarmup: o.WindowWarmup,
 			ServerCPUs: o.ServerCPUs, LoadCPUs: o.LoadCPUs, DBCPUs: o.DBCPUs, Quick: o.Quick,
 			Thresholds:    resolvedThresholds(th),
-			CountedPasses: o.CountedPasses, Pinning: o.pinning,
+			CountedPasses: o.CountedPasses, PassesPerServer: o.PassesPerServer, Pinning: o.pinning,
 			ASLR: o.Container != nil || o.KeepASLR, AA: o.AA,
 		},
 	}

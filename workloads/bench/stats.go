@@ -17,7 +17,16 @@ type measureDef struct {
 	noisy  bool
 	from   Measure
 	value  func(*Sample) (float64, bool)
+	// resolution, for an exact measure, is the smallest difference of a
+	// build's on and off that counts as a cost, in the measure's unit.
+	resolution float64
 }
+
+// lockResolution is the smallest cost in lock calls a request that counts:
+// Apache's and libc's own ~6 calls a request move by a tenth or two
+// between servers, which with one counted pass is no spread to judge by,
+// and a cost of statistics is hundreds of calls or none.
+const lockResolution = 0.5
 
 // measureDefs lists the reported measures in the order the report shows
 // them: the exact counts first, the noisy timings last.
@@ -28,7 +37,7 @@ var measureDefs = []measureDef{
 				return 0, false
 			}
 			return s.Locks.LocksPerRequest, true
-		}},
+		}, lockResolution},
 	// The same mutex in every arm, named by its owner; the busiest mutex
 	// of an arm with statistics off is another one.
 	{"stats_mutex_locks", "stats-mutex-locks/req", "statistics mutex calls/req", benchstat.LowerIsBetter, false, MeasureLocks,
@@ -37,70 +46,70 @@ var measureDefs = []measureDef{
 				return 0, false
 			}
 			return s.Locks.StatsMutex.LocksPerRequest, true
-		}},
+		}, lockResolution},
 	{"shared_locks", "shared-locks/req", "on shared mutexes", benchstat.LowerIsBetter, false, MeasureLocks,
 		func(s *Sample) (float64, bool) {
 			if s.Locks == nil {
 				return 0, false
 			}
 			return s.Locks.SharedLocksPerRequest, true
-		}},
+		}, lockResolution},
 	{"per_thread_locks", "per-thread-locks/req", "on per-thread mutexes", benchstat.LowerIsBetter, false, MeasureLocks,
 		func(s *Sample) (float64, bool) {
 			if s.Locks == nil {
 				return 0, false
 			}
 			return s.Locks.PerThreadLocksPerRequest, true
-		}},
+		}, lockResolution},
 	{"instructions", "instr/req", "instructions/req", benchstat.LowerIsBetter, false, MeasureInstructions,
 		func(s *Sample) (float64, bool) {
 			if s.Instructions == nil {
 				return 0, false
 			}
 			return s.Instructions.InstructionsPerRequest, true
-		}},
+		}, 0},
 	{cpuMeasure, "ms-cpu/req", "CPU ms/req", benchstat.LowerIsBetter, true, MeasureCPU,
 		func(s *Sample) (float64, bool) {
 			if s.CPU == nil {
 				return 0, false
 			}
 			return s.CPU.CPUMsPerRequest, true
-		}},
+		}, 0},
 	{"cpu_user", "ms-user/req", "user ms/req", benchstat.LowerIsBetter, true, MeasureCPU,
 		func(s *Sample) (float64, bool) {
 			if s.CPU == nil {
 				return 0, false
 			}
 			return s.CPU.UserMsPerRequest, true
-		}},
+		}, 0},
 	{"cpu_system", "ms-sys/req", "system ms/req", benchstat.LowerIsBetter, true, MeasureCPU,
 		func(s *Sample) (float64, bool) {
 			if s.CPU == nil {
 				return 0, false
 			}
 			return s.CPU.SystemMsPerRequest, true
-		}},
+		}, 0},
 	{"voluntary_switches", "vcsw/req", "voluntary switches/req", benchstat.LowerIsBetter, true, MeasureCPU,
 		func(s *Sample) (float64, bool) {
 			if s.CPU == nil {
 				return 0, false
 			}
 			return s.CPU.VoluntarySwitchesPerRequest, true
-		}},
+		}, 0},
 	{"involuntary_switches", "ivcsw/req", "involuntary switches/req", benchstat.LowerIsBetter, true, MeasureCPU,
 		func(s *Sample) (float64, bool) {
 			if s.CPU == nil {
 				return 0, false
 			}
 			return s.CPU.InvoluntarySwitchesPerRequest, true
-		}},
+		}, 0},
 	{"throughput", "req/s", "req/s", benchstat.HigherIsBetter, true, MeasureCPU,
 		func(s *Sample) (float64, bool) {
 			if s.CPU == nil {
 				return 0, false
 			}
 			return s.CPU.RequestsPerSec, true
-		}},
+		}, 0},
 }
 
 func resolvedThresholds(th benchstat.Thresholds) Thresholds {
@@ -235,6 +244,12 @@ func buildCost(build side.Side, on, off benchstat.Sample, d measureDef, th bench
 		return cs, c.Warnings, nil
 	}
 	ex := benchstat.CompareExact(off, on, d.better, th)
+	if d.resolution > 0 && ex.Tolerance < d.resolution {
+		ex.Tolerance = d.resolution
+		if math.Abs(ex.Diff) <= d.resolution {
+			ex.Verdict = benchstat.Unchanged
+		}
+	}
 	cs.DecidedBy = decidedBySpread
 	cs.Exact = exactStats(ex)
 	cs.Effect = num(ex.Effect)

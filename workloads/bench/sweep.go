@@ -65,7 +65,7 @@ func (b *bencher) sweep(ctx context.Context) error {
 			continue
 		}
 		bl := block{name: fmt.Sprintf("sweep-%02d", n), threads: n, connections: o.sweepConnections(n),
-			passes: o.SweepPasses, duration: o.SweepDuration, warmup: min(o.Warmup, o.SweepDuration)}
+			passes: o.SweepPasses, perServer: o.PassesPerServer, duration: o.SweepDuration, warmup: min(o.Warmup, o.SweepDuration)}
 		b.step("sweep %d of %d: %d threads, %d passes of %v", i+1, len(counts), n, bl.passes, bl.duration)
 		pt := &SweepPoint{Threads: n, Connections: bl.connections, KeepAlive: b.blockKeepAlive(bl), DurationS: bl.duration.Seconds()}
 		arms := o.arms()
