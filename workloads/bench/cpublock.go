@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/patchproof/patchproof/workloads/cputime"
@@ -141,6 +142,11 @@ func (b *bencher) blockServer(ctx context.Context, a arm, bl block, round int) (
 	so := b.serverOptions(a, filepath.Join(o.Dir, bl.name, fmt.Sprintf("round-%02d", round), a.String()))
 	so.Threads = bl.threads
 	so.KeepAliveOff = !b.blockKeepAlive(bl)
+	if so.Container != nil {
+		// A block's servers run at once in the database container's
+		// network namespace: a port each.
+		so.Container.Port = blockPort + slices.Index(o.arms(), a)
+	}
 	if o.Container == nil && !o.KeepASLR {
 		// The same address layout in every server and every run: one
 		// source of variance between arms less.
@@ -177,6 +183,9 @@ func (b *bencher) loadOptions(bl block) load.Options {
 		Duration: bl.duration, Headers: o.Workload.HeaderLines(), CPUs: o.LoadCPUs, Log: o.Log,
 	}
 }
+
+// blockPort is the first port of a block's servers in containers.
+const blockPort = 8081
 
 // heavySteal is the share of the machine's CPU time taken by the
 // hypervisor above which a window is flagged: its CPU time per request is

@@ -39,10 +39,13 @@ type Container struct {
 	Labels map[string]string // added to patchproof=server (an owner)
 	Memory int64             // bytes; default 4 GiB
 	Pids   int64             // default 4096
+	// Port is Apache's port; default 8080. Servers that share one network
+	// namespace at the same time need a port each.
+	Port int
 }
 
-// Container defaults. Apache's port is its own inside the container's
-// network namespace: no other process there can hold it.
+// Container defaults. Apache's port is in the container's network
+// namespace, which only the database and other servers share.
 const (
 	containerPort   = 8080
 	containerMemory = 4 << 30
@@ -93,6 +96,9 @@ func (s *Server) startContainer(ctx context.Context) error {
 		return errors.New("start apache in a container: no Docker client, image or network given")
 	}
 	s.Kind, s.Port = KindApacheDocker, containerPort
+	if c.Port > 0 {
+		s.Port = c.Port
+	}
 	if err := s.writeConfig(); err != nil {
 		return fmt.Errorf("start apache: %w", err)
 	}
