@@ -8,10 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
-	"github.com/patchproof/patchproof/verify/benchstat/benchfmt"
 	"github.com/patchproof/patchproof/workloads/bench"
 	"github.com/patchproof/patchproof/workloads/workload"
 )
@@ -109,24 +110,24 @@ type benchTarget struct {
 }
 
 // writeBenchTxt writes every target's samples, in plan order, into one
-// file in the Go benchmark format, each after a "target: NAME"
+// file in the Go benchmark format, each under a "target: NAME"
 // configuration line. A configuration line applies to the results after
 // it, so every result carries its target, and benchstat, whose tables are
 // split by configuration, compares a target's arms with each other only.
 func writeBenchTxt(path string, targets []benchTarget) error {
+	var txt bench.BenchTxt
+	for _, t := range targets {
+		if err := txt.Add(t.res, benchfmt.Config{Key: "target", Value: []byte(t.name), File: true}); err != nil {
+			return fmt.Errorf("write %s: target %s: %w", path, t.name, err)
+		}
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	for _, t := range targets {
-		if err := benchfmt.NewWriter(f).WriteConfig(benchfmt.Config{Key: "target", Value: t.name}); err != nil {
-			f.Close()
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		if err := t.res.WriteBenchTxt(f); err != nil {
-			f.Close()
-			return fmt.Errorf("write %s: target %s: %w", path, t.name, err)
-		}
+	if err := txt.Write(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return f.Close()
 }

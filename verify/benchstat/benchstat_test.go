@@ -42,6 +42,16 @@ func TestSummarize(t *testing.T) {
 			want:   Summary{N: 20, Center: 10.5, Lo: 6, Hi: 15, Confidence: 1 - 2*21700.0/(1<<20)},
 		},
 		{
+			// benchmath widens the interval from the median one order
+			// statistic at a time, left first when the two sides tie, and
+			// stops at the level: x(1) to x(7) miss the median with
+			// probability (1 + 8 + 1)/256, where the symmetric x(1) to
+			// x(8) would cover it with 254/256.
+			name:   "eight values lean left",
+			values: []float64{8, 1, 7, 2, 6, 3, 5, 4},
+			want:   Summary{N: 8, Center: 4.5, Lo: 1, Hi: 7, Confidence: 246.0 / 256},
+		},
+		{
 			name:       "ten values at 99%",
 			values:     seq(1, 10),
 			confidence: 0.99,
@@ -53,6 +63,8 @@ func TestSummarize(t *testing.T) {
 			want:   Summary{N: 6, Center: 3.5, Lo: 1, Hi: 6, Confidence: 1 - 2.0/64},
 		},
 		{
+			// benchmath's interval would be unbounded: the whole sample
+			// instead, with the coverage it has.
 			name:   "five values are not",
 			values: []float64{1, 2, 3, 4, 5},
 			want: Summary{N: 5, Center: 3, Lo: 1, Hi: 5, Confidence: 1 - 2.0/32, Warnings: []string{
@@ -87,27 +99,47 @@ func TestSummarize(t *testing.T) {
 	}
 }
 
+// The whole sample stands in for benchmath's interval exactly where that
+// is unbounded: where even the whole sample's coverage, 1 − 2/2ⁿ, falls
+// short of the level.
+func TestSummarizeBounded(t *testing.T) {
+	for n := 1; n <= 60; n++ {
+		for _, conf := range []float64{0.9, 0.95, 0.99} {
+			s := Summarize(NewSample(seq(1, float64(n))...), conf)
+			bounded := 1-math.Ldexp(2, -n) >= conf
+			switch {
+			case bounded && (len(s.Warnings) != 0 || s.Confidence < conf || s.Lo < 1 || s.Hi > float64(n)):
+				t.Errorf("n=%d at %v: %+v, want an interval within the sample reaching the level", n, conf, s)
+			case !bounded && (len(s.Warnings) != 1 || s.Lo != 1 || s.Hi != float64(n) || s.Confidence >= conf):
+				t.Errorf("n=%d at %v: %+v, want the whole sample, short of the level, with a warning", n, conf, s)
+			}
+		}
+	}
+}
+
 func TestMannWhitney(t *testing.T) {
 	var x60, y60 []float64 // 30 and 10 zeros, 30 and 50 ones
 	for i := range 60 {
 		x60 = append(x60, float64(min(1, i/30)))
 		y60 = append(y60, float64(min(1, i/10)))
 	}
+	tooFew := []string{"need >= 4 samples to detect a difference at alpha level 0.05"}
 	for _, tc := range []struct {
 		name string
 		x, y []float64
 		want UTest
 	}{
 		{
-			// Two orderings of 6 values out of C(6,3) = 20 are this extreme.
+			// Two orderings of 6 values out of C(6,3) = 20 are this
+			// extreme, which is not extreme enough for alpha 0.05.
 			name: "separated, 3+3",
 			x:    []float64{1, 2, 3}, y: []float64{4, 5, 6},
-			want: UTest{N1: 3, N2: 3, U: 0, P: 2.0 / 20, Exact: true},
+			want: UTest{N1: 3, N2: 3, P: 2.0 / 20, Alpha: 0.05, Warnings: tooFew},
 		},
 		{
 			name: "separated, 4+4",
 			x:    []float64{8, 6, 7, 5}, y: []float64{1, 2, 3, 4},
-			want: UTest{N1: 4, N2: 4, U: 16, P: 2.0 / 70, Exact: true},
+			want: UTest{N1: 4, N2: 4, P: 2.0 / 70, Alpha: 0.05},
 		},
 		{
 			// Hollander & Wolfe's permeability example, as in R's
@@ -116,54 +148,61 @@ func TestMannWhitney(t *testing.T) {
 			name: "textbook",
 			x:    []float64{0.80, 0.83, 1.89, 1.04, 1.45, 1.38, 1.91, 1.64, 0.73, 1.46},
 			y:    []float64{1.15, 0.88, 0.90, 0.74, 1.21},
-			want: UTest{N1: 10, N2: 5, U: 35, P: 2 * 382.0 / 3003, Exact: true},
+			want: UTest{N1: 10, N2: 5, P: 2 * 382.0 / 3003, Alpha: 0.05},
 		},
 		{
-			// Doubled mid-ranks 2, 6, 6, 6, 11, 11; x sums to 14. Of the
-			// 20 ways to pick 3 of them, 3 sum to 14 (the least), so the
-			// lower tail is 3/20.
+			// Mid-ranks 1, 3, 3, 3, 5.5, 5.5; x sums to 7. Of the 20 ways
+			// to pick 3 of them, 3 sum to 7 (the least), so the lower
+			// tail is 3/20.
 			name: "ties, exact",
 			x:    []float64{1, 2, 2}, y: []float64{2, 3, 3},
-			want: UTest{N1: 3, N2: 3, U: 1, P: 2 * 3.0 / 20, Exact: true},
+			want: UTest{N1: 3, N2: 3, P: 2 * 3.0 / 20, Alpha: 0.05, Warnings: tooFew},
 		},
 		{
 			name: "all tied",
 			x:    []float64{5, 5, 5}, y: []float64{5, 5},
-			want: UTest{N1: 3, N2: 2, U: 3, P: 1, Exact: true},
+			want: UTest{N1: 3, N2: 2, P: 1, Alpha: 0.05, Warnings: []string{"all samples are equal"}},
 		},
 		{
 			// U = 30·10 + (30·10 + 30·50)/2 = 1200 against a mean of 1800;
 			// σ² = 60·60/12·(121 − (40³−40 + 80³−80)/(120·119)).
 			name: "ties, normal approximation",
 			x:    x60, y: y60,
-			want: UTest{N1: 60, N2: 60, U: 1200,
+			want: UTest{N1: 60, N2: 60, Alpha: 0.05,
 				P: math.Erfc((600 - 0.5) / math.Sqrt(300*(121-575880.0/14280)) / math.Sqrt2)},
 		},
 		{
 			name: "no ties, normal approximation",
 			x:    seq(1, 60), y: seq(61, 120),
-			want: UTest{N1: 60, N2: 60, U: 0,
+			want: UTest{N1: 60, N2: 60, Alpha: 0.05,
 				P: math.Erfc((1800 - 0.5) / math.Sqrt(3600*121/12.0) / math.Sqrt2)},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := MannWhitney(tc.x, tc.y)
+			x := slices.Clone(tc.x)
+			got, err := MannWhitney(tc.x, tc.y, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(tc.want, got, approx); diff != "" {
 				t.Errorf("MannWhitney (-want +got):\n%s", diff)
 			}
-			// Swapping the samples mirrors U and keeps p.
-			swapped, _ := MannWhitney(tc.y, tc.x)
-			mirror := UTest{N1: got.N2, N2: got.N1, U: float64(got.N1*got.N2) - got.U, P: got.P, Exact: got.Exact}
+			if !slices.Equal(x, tc.x) {
+				t.Errorf("MannWhitney reordered its input: %v, was %v", tc.x, x)
+			}
+			// Swapping the samples keeps p.
+			swapped, _ := MannWhitney(tc.y, tc.x, 0)
+			mirror := UTest{N1: got.N2, N2: got.N1, P: got.P, Alpha: got.Alpha, Warnings: got.Warnings}
 			if diff := cmp.Diff(mirror, swapped, approx); diff != "" {
 				t.Errorf("MannWhitney swapped (-want +got):\n%s", diff)
 			}
 		})
 	}
-	if _, err := MannWhitney(nil, []float64{1}); err == nil {
+	if _, err := MannWhitney(nil, []float64{1}, 0); err == nil {
 		t.Error("MannWhitney of an empty sample: no error")
+	}
+	if got, _ := MannWhitney([]float64{1, 2, 3}, []float64{4, 5, 6}, 0.2); math.Abs(got.P-0.1) > 1e-12 || len(got.Warnings) != 0 {
+		t.Errorf("MannWhitney at alpha 0.2 = %+v, want p 0.1 and no warning", got)
 	}
 }
 
@@ -307,7 +346,7 @@ func TestCompare(t *testing.T) {
 		{
 			name: "lock calls unchanged",
 			old:  rep(771, 5), new: rep(771, 5),
-			want: outcome{Verdict: Unchanged, Effect: 0, P: 1, Warnings: fewFive},
+			want: outcome{Verdict: Unchanged, Effect: 0, P: 1, Warnings: append(slices.Clip(fewFive), "all samples are equal")},
 		},
 		{
 			name: "lock calls appear from zero",
@@ -321,7 +360,7 @@ func TestCompare(t *testing.T) {
 				"old: need >= 6 samples for a confidence interval at level 0.95; with 3 it is 0.75",
 				"new: need >= 6 samples for a confidence interval at level 0.95; with 3 it is 0.75",
 				"need >= 4 samples each for a confidence interval of the change at level 0.95; with 3+3 it is 0.9",
-				"need >= 4 samples each to detect a difference at alpha level 0.05",
+				"need >= 4 samples to detect a difference at alpha level 0.05",
 			}},
 		},
 	} {
@@ -378,7 +417,7 @@ func TestPairedCost(t *testing.T) {
 		Diffs:  Sample{Values: []float64{1.10 - 1.00, 1.13 - 1.02, 1.07 - 0.98, 1.12 - 1.01, 1.08 - 0.99, 1.11 - 1.00}},
 		Diff:   Summary{N: 6, Center: ((1.10 - 1.00) + (1.11 - 1.00)) / 2, Lo: 1.07 - 0.98, Hi: 1.13 - 1.02, Confidence: 1 - 2.0/64},
 		// Every on value above every off value: 2 of C(12,6) = 924.
-		Test:       UTest{N1: 6, N2: 6, U: 36, P: 2.0 / 924, Exact: true},
+		Test:       UTest{N1: 6, N2: 6, P: 2.0 / 924, Alpha: 0.05},
 		Better:     LowerIsBetter,
 		Thresholds: Thresholds{Confidence: 0.95, Alpha: 0.05, MinEffect: 0.01, ExactFloor: 0.005},
 		Verdict:    Regressed,

@@ -141,14 +141,11 @@ func Compare(old, new Sample, better Better, th Thresholds) Comparison {
 	c.Warnings = append(c.Warnings, prefixed("new: ", c.New.Warnings)...)
 	c.Warnings = append(c.Warnings, c.Shift.Warnings...)
 	var err error
-	c.Test, err = MannWhitney(old.Values, new.Values)
+	c.Test, err = MannWhitney(old.Values, new.Values, th.Alpha)
 	if err != nil {
 		c.Warnings = append(c.Warnings, "U test: "+err.Error())
 	}
-	if c.Test.P > th.Alpha && old.N() > 0 && new.N() > 0 && uTestMinP(old.N(), new.N()) > th.Alpha {
-		c.Warnings = append(c.Warnings, fmt.Sprintf(
-			"need >= %d samples each to detect a difference at alpha level %v", uTestSamples(th.Alpha), th.Alpha))
-	}
+	c.Warnings = append(c.Warnings, c.Test.Warnings...)
 	c.Effect = relativeEffect(c.Shift, c.Old.Center)
 	c.Verdict = verdict(c.Test.P, c.Effect, better, th)
 	return c
@@ -245,7 +242,7 @@ func PairedCost(on, off Sample, better Better, th Thresholds) (Cost, error) {
 	// A log ratio also needs a positive on value.
 	c.Paired, _ = comparePaired(off, on, positive && allPositive(on.Values), better, th) // lengths checked
 	c.Warnings = append(c.Warnings, c.Paired.Warnings...)
-	c.Test, _ = MannWhitney(on.Values, off.Values) // both non-empty
+	c.Test, _ = MannWhitney(on.Values, off.Values, th.Alpha) // both non-empty
 	c.Effect = c.Paired.Effect
 	c.Verdict = c.Paired.Verdict
 	return c, nil

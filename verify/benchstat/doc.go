@@ -7,25 +7,52 @@
 // beyond its spread) and large enough to matter. It never reports a bare
 // percentage of two means.
 //
+// # What comes from x/perf, and what is this package's own
+//
+// The unpaired statistics are golang.org/x/perf/benchmath's, the code the
+// real benchstat runs, so that a median, an interval or a p-value here is
+// the one "benchstat bench.txt" prints: [Summarize] is
+// AssumeNothing.Summary and [MannWhitney] is AssumeNothing.Compare. The one
+// departure is a sample too small for a bounded interval, below.
+//
+// The rest is this package's own, because x/perf has nothing like it.
+// benchstat pairs nothing, and patchproof's passes pair: each pass runs
+// every arm back to back, so whatever drifts between passes cancels within
+// the pair ([ComparePaired], [PairedCost], [WilcoxonSignedRank],
+// [SignTest], [WalshMedian]). benchstat reports no estimate of a change
+// with its interval, only the ratio of two medians; here the change is the
+// Hodges-Lehmann estimate with the interval that inverts its test
+// ([HodgesLehmann], [WalshMedian]). And benchstat's assume=exact expects
+// equal values and tests nothing, where lock calls and instructions per
+// request repeat to within a small spread that decides ([CompareExact]).
+// The exact distributions these need (of the signed mid-ranks given their
+// ties, of U for the intervals) are this package's too, and its tests
+// check them against brute force and published tables.
+//
+// Reading and writing the Go benchmark format is golang.org/x/perf/benchfmt's
+// business: workloads/bench writes bench.txt with it.
+//
 // # Samples and summaries
 //
 // A [Sample] keeps the raw values of one measure in one arm (a build with
 // statistics on or off), in the order the passes ran, so that arms measured
-// in the same pass can be paired. [Summarize] gives the median and an
-// order-statistic confidence interval: the interval between the k-th
-// smallest and k-th largest value whose coverage, from the binomial
-// distribution of the number of values below the true median, is at least
-// the requested confidence. Fewer than 6 values cannot give 95%: the summary
-// then spans the whole sample, states the confidence it does have, and
-// carries a warning. Too few samples is never an error.
+// in the same pass can be paired. [Summarize] gives the median and
+// benchmath's order-statistic confidence interval, grown out from the
+// median one value at a time, the likelier side first and the left one on
+// a tie, until its coverage (from the binomial distribution of the number
+// of values below the true median; above 30 values, its normal
+// approximation) reaches the requested confidence; so it can end one value
+// short of symmetric. Fewer than 6 values cannot give 95%, and benchmath's
+// interval is then unbounded; the summary here spans the whole sample
+// instead, states the confidence it does have, and carries a warning. Too
+// few samples is never an error.
 //
 // # Comparing two samples
 //
 // [MannWhitney] tests whether two samples come from the same distribution,
-// two-sided. Below 50 values in each sample the p-value comes from the exact
-// permutation distribution of the rank sum, computed with the sample's own
-// mid-ranks, so ties are handled exactly; above, from the normal
-// approximation with tie and continuity corrections.
+// two-sided, as benchmath does: exactly, given the ties, up to 50 values a
+// sample (25 when values tie), else by the normal approximation with tie
+// and continuity corrections.
 //
 // [Compare] summarises both samples, runs the U test and estimates the
 // change with the Hodges-Lehmann estimator: the median of all pairwise
@@ -71,7 +98,4 @@
 // their medians differ by more than max(ExactFloor of the old median, the
 // wider range). One value a side is enough; the floor (0.5% by default)
 // then stands alone.
-//
-// Writing samples so that the real benchstat reads them is the business of
-// the subpackage benchfmt.
 package benchstat

@@ -10,25 +10,28 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
+	"golang.org/x/perf/benchfmt"
+
 	"github.com/patchproof/patchproof/verify/benchstat"
-	"github.com/patchproof/patchproof/verify/benchstat/benchfmt"
 )
 
-// benchstatTool finds the real benchstat: on PATH, where CI installs it, or
-// in GOPATH/bin, where "go install" puts it.
+// benchstatTool finds the real benchstat: on PATH, in the repository's
+// bin/, where scripts/test installs it, or where "go install" puts it.
 func benchstatTool(t *testing.T) string {
 	t.Helper()
 	if p, err := exec.LookPath("benchstat"); err == nil {
 		return p
 	}
-	p := filepath.Join(build.Default.GOPATH, "bin", "benchstat")
-	if _, err := os.Stat(p); err == nil {
-		return p
+	for _, p := range []string{filepath.Join("..", "..", "bin", "benchstat"), filepath.Join(build.Default.GOPATH, "bin", "benchstat")} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
 	}
-	t.Skip("benchstat not installed (go install golang.org/x/perf/cmd/benchstat@latest)")
+	t.Skip("benchstat not installed (go install golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da)")
 	return ""
 }
 
@@ -62,20 +65,29 @@ func passes(n int) map[arm][][]float64 {
 	return out
 }
 
+// writeBench writes the passes with golang.org/x/perf/benchfmt, as
+// workloads/bench writes bench.txt: a result per arm and pass, the arms
+// as sub-benchmark keys.
 func writeBench(t *testing.T, path string, data map[arm][][]float64, n int) {
 	t.Helper()
 	var buf bytes.Buffer
 	w := benchfmt.NewWriter(&buf)
-	w.WriteConfig(benchfmt.HostConfig("github.com/patchproof/patchproof/bench")...)
-	w.WriteUnit(benchfmt.Unit{Name: "locks/req", Meta: []benchfmt.Config{{Key: "assume", Value: "exact"}}})
+	exact := &benchfmt.UnitMetadata{UnitMetadataKey: benchfmt.UnitMetadataKey{Unit: "locks/req", Key: "assume"}, OrigUnit: "locks/req", Value: "exact"}
+	if err := w.Write(exact); err != nil {
+		t.Fatal(err)
+	}
+	var config []benchfmt.Config
+	for _, kv := range [][2]string{{"goos", runtime.GOOS}, {"goarch", runtime.GOARCH}, {"pkg", "github.com/patchproof/patchproof/bench"}} {
+		config = append(config, benchfmt.Config{Key: kv[0], Value: []byte(kv[1]), File: true})
+	}
 	for i := range n {
 		for _, b := range []string{"base", "head"} {
 			for _, s := range []string{"off", "on"} {
-				r := benchfmt.Result{Name: "BenchmarkSelect20/build=" + b + "/stats=" + s, Iters: 1}
+				r := &benchfmt.Result{Config: config, Name: benchfmt.Name("Select20/build=" + b + "/stats=" + s), Iters: 1}
 				for j, u := range units {
 					r.Values = append(r.Values, benchfmt.Value{Value: data[arm{b, s}][i][j], Unit: u})
 				}
-				if err := w.WriteResult(r); err != nil {
+				if err := w.Write(r); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -175,7 +187,7 @@ func TestRealBenchstat(t *testing.T) {
 			if unit == "locks/req" {
 				continue // assume=exact: no test
 			}
-			u, err := benchstat.MannWhitney(os.Values, ns.Values)
+			u, err := benchstat.MannWhitney(os.Values, ns.Values, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

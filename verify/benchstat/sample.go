@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"golang.org/x/perf/benchmath"
 )
 
 // A Sample is the raw values of one measure in one arm, in the order the
@@ -20,6 +22,8 @@ func NewSample(values ...float64) Sample {
 // N is the number of values.
 func (s Sample) N() int { return len(s.Values) }
 
+// sorted returns a sorted copy of the values: benchmath sorts a sample in
+// place, and a Sample keeps its pass order for pairing.
 func (s Sample) sorted() []float64 {
 	v := slices.Clone(s.Values)
 	slices.Sort(v)
@@ -40,8 +44,16 @@ type Summary struct {
 }
 
 // Summarize returns the median of s and a distribution-free confidence
-// interval for it at the given level (0 means 0.95). With too few values the
-// interval is the whole sample and a warning says so.
+// interval for it at the given level (0 means 0.95), as benchstat computes
+// them: golang.org/x/perf/benchmath's AssumeNothing.Summary, whose
+// order-statistic interval may lean one value to the left of symmetric
+// when that still reaches the level.
+//
+// With too few values for the level, benchmath's interval is unbounded
+// (benchstat prints ±∞); Summarize then gives the whole sample as the
+// interval, the coverage that range does have as its Confidence, and a
+// warning: results.json cannot hold an infinity, and the range of two
+// passes says more than none.
 func Summarize(s Sample, confidence float64) Summary {
 	if confidence == 0 {
 		confidence = defaultConfidence
@@ -51,19 +63,15 @@ func Summarize(s Sample, confidence float64) Summary {
 		nan := math.NaN()
 		return Summary{Center: nan, Lo: nan, Hi: nan, Warnings: []string{"no samples"}}
 	}
-	v := s.sorted()
-	k, coverage := medianCIOrder(n, confidence)
-	sum := Summary{
-		N:          n,
-		Center:     median(v),
-		Lo:         v[k-1],
-		Hi:         v[n-k],
-		Confidence: coverage,
-	}
-	if coverage < confidence {
+	bs := benchmath.NewSample(s.sorted(), &benchmath.DefaultThresholds)
+	xs := benchmath.AssumeNothing.Summary(bs, confidence)
+	sum := Summary{N: n, Center: xs.Center, Lo: xs.Lo, Hi: xs.Hi, Confidence: xs.Confidence}
+	if math.IsInf(xs.Lo, 0) || math.IsInf(xs.Hi, 0) {
+		sum.Lo, sum.Hi = bs.Values[0], bs.Values[n-1]
+		sum.Confidence = max(0, 1-2*binomCDFHalf(n, 0))
 		sum.Warnings = append(sum.Warnings, fmt.Sprintf(
 			"need >= %d samples for a confidence interval at level %v; with %d it is %.3g",
-			medianCISamples(confidence), confidence, n, coverage))
+			medianCISamples(confidence), confidence, n, sum.Confidence))
 	}
 	return sum
 }
@@ -73,7 +81,8 @@ func (s Summary) String() string {
 	return fmt.Sprintf("%.4g [%.4g, %.4g]", s.Center, s.Lo, s.Hi)
 }
 
-// median returns the median of sorted values.
+// median returns the median of sorted values: the middle one, or the mean
+// of the middle two.
 func median(sorted []float64) float64 {
 	n := len(sorted)
 	if n == 0 {
@@ -85,26 +94,9 @@ func median(sorted []float64) float64 {
 	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
 
-// medianCIOrder returns the largest k such that the interval between the
-// k-th smallest and the k-th largest of n values covers the median with
-// probability at least confidence, and that coverage. The number of values
-// below the true median is Binomial(n, 1/2), so the interval
-// [x(k), x(n+1-k)] misses it with probability 2·P(B ≤ k−1). When even
-// k = 1 falls short, it returns 1 and the coverage of the whole sample.
-func medianCIOrder(n int, confidence float64) (k int, coverage float64) {
-	k, coverage = 1, 1-2*binomCDFHalf(n, 0)
-	for j := 2; j <= (n+1)/2; j++ {
-		c := 1 - 2*binomCDFHalf(n, j-1)
-		if c < confidence {
-			break
-		}
-		k, coverage = j, c
-	}
-	return k, max(coverage, 0)
-}
-
 // medianCISamples is the smallest n whose whole-sample interval reaches the
-// confidence level: 1 − 2·(1/2)ⁿ ≥ confidence.
+// confidence level, 1 − 2·(1/2)ⁿ ≥ confidence: the fewest values for which
+// benchmath's interval is bounded.
 func medianCISamples(confidence float64) int {
 	n := 1
 	for 1-2*binomCDFHalf(n, 0) < confidence && n < 1000 {

@@ -6,6 +6,11 @@ import (
 	"slices"
 )
 
+// exactLimit is the size below which the intervals of the Hodges-Lehmann
+// estimates and the signed-rank test use exact distributions rather than
+// the normal approximation.
+const exactLimit = 50
+
 // A Shift is the Hodges-Lehmann estimate of how far a new sample lies from
 // an old one, with the distribution-free confidence interval that inverts
 // the Mann-Whitney U test (Moses' interval): the k-th smallest and k-th
@@ -132,4 +137,40 @@ func uNullCDF(n1, n2 int) func(u int) float64 {
 	return func(u int) float64 {
 		return 0.5 * math.Erfc(-(float64(u)+0.5-mean)/sd/math.Sqrt2)
 	}
+}
+
+// rankSumCounts returns, for every s, the number of ways of choosing m of
+// the doubled ranks r2 with sum s.
+func rankSumCounts(r2 []int, m int) []float64 {
+	maxSum := 0
+	for _, r := range r2 {
+		maxSum += r
+	}
+	// counts[k][s]: subsets of size k of the ranks seen so far summing to s.
+	counts := make([][]float64, m+1)
+	for k := range counts {
+		counts[k] = make([]float64, maxSum+1)
+	}
+	counts[0][0] = 1
+	seen := 0
+	for _, r := range r2 {
+		seen += r
+		for k := m; k >= 1; k-- {
+			prev, cur := counts[k-1], counts[k]
+			for s := seen; s >= r; s-- {
+				cur[s] += prev[s-r]
+			}
+		}
+	}
+	return counts[m]
+}
+
+// uTestMinP is the smallest two-sided p-value the U test can give for
+// samples of sizes n1 and n2, reached when they do not overlap: the widest
+// interval of the shift misses it with that probability.
+func uTestMinP(n1, n2 int) float64 {
+	lc, _ := math.Lgamma(float64(n1 + n2 + 1))
+	a, _ := math.Lgamma(float64(n1 + 1))
+	b, _ := math.Lgamma(float64(n2 + 1))
+	return min(1, 2*math.Exp(a+b-lc))
 }

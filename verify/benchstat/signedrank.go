@@ -64,6 +64,40 @@ func WilcoxonSignedRank(d []float64) (SignedRankTest, error) {
 	return t, nil
 }
 
+// doubledRanks returns twice the mid-rank of every value (an integer even
+// with ties) and the sizes of the groups of tied values.
+func doubledRanks(values []float64) (r2 []int, ties []int) {
+	idx := make([]int, len(values))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case values[a] < values[b]:
+			return -1
+		case values[a] > values[b]:
+			return 1
+		}
+		return 0
+	})
+	r2 = make([]int, len(values))
+	for i := 0; i < len(idx); {
+		j := i + 1
+		for j < len(idx) && values[idx[j]] == values[idx[i]] {
+			j++
+		}
+		// Positions i+1..j share the mid-rank (i+1+j)/2.
+		for _, k := range idx[i:j] {
+			r2[k] = i + 1 + j
+		}
+		if j-i > 1 {
+			ties = append(ties, j-i)
+		}
+		i = j
+	}
+	return r2, ties
+}
+
 // signFlipCounts returns, for every s, the number of the 2ⁿ sign
 // assignments to the doubled ranks r2 whose positive ranks sum to s.
 func signFlipCounts(r2 []int) []float64 {

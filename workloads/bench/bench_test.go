@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"go/build"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,11 +14,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/perf/benchfmt"
 
 	"github.com/patchproof/patchproof/internal/golden"
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/verify/benchstat"
-	"github.com/patchproof/patchproof/verify/benchstat/benchfmt"
 	"github.com/patchproof/patchproof/workloads/select20"
 )
 
@@ -339,46 +340,131 @@ func TestBenchTxt(t *testing.T) {
 	}
 	golden.Check(t, filepath.Join("testdata", "bench.golden"), b.Bytes())
 
-	// Read back, the lines give every arm's samples in pass order.
-	f, err := benchfmt.Read(bytes.NewReader(b.Bytes()), "bench.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Read back, the lines give every arm's samples in pass order, and
+	// the units which way is better.
+	results, units := readBenchTxt(t, b.Bytes())
 	for _, m := range r.Measures {
 		for _, a := range m.Arms {
-			got := f.Values(fmt.Sprintf("BenchmarkSelect20/build=%s/stats=%s", a.Arm.Side, onOff(a.Arm.Statistics)), m.Unit)
+			var got []float64
+			for _, res := range results {
+				if res.Name.String() != fmt.Sprintf("Select20/build=%s/stats=%s", a.Arm.Side, onOff(a.Arm.Statistics)) {
+					continue
+				}
+				if v, ok := res.Value(m.Unit); ok {
+					got = append(got, v)
+				}
+			}
 			if diff := cmp.Diff(a.Values, got); diff != "" {
 				t.Errorf("%s %s (-want +got):\n%s", m.Unit, a.Arm, diff)
 			}
 		}
+		if want, got := map[string]int{"lower": -1, "higher": 1}[m.Better], units.GetBetter(m.Unit); got != want {
+			t.Errorf("%s: better %d, want %d (%s)", m.Unit, got, want, m.Better)
+		}
+	}
+	for _, res := range results {
+		if got := res.GetConfig("cpu-source"); got != "cgroup2" {
+			t.Errorf("%s: cpu-source %q, want cgroup2", res.Name, got)
+		}
 	}
 
-	// And the real benchstat reads it unchanged.
+	// And the real benchstat reads it unchanged, as it is and as the
+	// report tells readers to run it.
 	tool := benchstatTool(t)
 	path := filepath.Join(t.TempDir(), "bench.txt")
-	os.WriteFile(path, b.Bytes(), 0o644)
-	out, err := exec.Command(tool, "-col", "/stats", path).CombinedOutput()
-	if err != nil {
-		t.Fatalf("benchstat: %v\n%s", err, out)
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	for _, want := range []string{"locks/req", "instr/req", "ms-cpu/req", "Select20/build=base", "Select20/build=head"} {
-		if !bytes.Contains(out, []byte(want)) {
-			t.Errorf("benchstat output lacks %q:\n%s", want, out)
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{nil, []string{"Select20/build=base/stats=on", "Select20/build=head/stats=off"}},
+		{[]string{"-col", "/stats@(off on)"}, []string{"Select20/build=base", "Select20/build=head"}},
+		{[]string{"-col", "/build@(base head)"}, []string{"Select20/stats=off", "Select20/stats=on"}},
+	} {
+		out, err := exec.Command(tool, append(tc.args, path)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("benchstat %q: %v\n%s", tc.args, err, out)
+		}
+		for _, want := range append([]string{"locks/req", "instr/req", "ms-cpu/req", "req/s", "cpu: Test CPU @ 2.00GHz"}, tc.want...) {
+			if !bytes.Contains(out, []byte(want)) {
+				t.Errorf("benchstat %q output lacks %q:\n%s", tc.args, want, out)
+			}
 		}
 	}
 }
 
+// A line the format cannot hold is an error, not a file benchstat
+// misreads.
+func TestBenchTxtErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spoil func(r *Result)
+	}{
+		{"newline in a configuration value", func(r *Result) { r.Machine.CPU = "Test CPU\nprocessor: 1" }},
+		{"NaN", func(r *Result) { r.Arms[1].Samples[2].CPU.CPUMsPerRequest = math.NaN() }},
+		{"infinity", func(r *Result) { r.Arms[0].Samples[0].Locks.LocksPerRequest = math.Inf(1) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := knownResult(t)
+			tc.spoil(r)
+			var txt BenchTxt
+			if err := txt.Add(r); err == nil {
+				t.Fatal("no error")
+			}
+			var b bytes.Buffer
+			if err := txt.Write(&b); err != nil || b.Len() != 0 {
+				t.Errorf("a failed Add left %q (%v)", b.String(), err)
+			}
+		})
+	}
+}
+
+// readBenchTxt reads bench.txt with golang.org/x/perf/benchfmt, as
+// benchstat does: its results in file order, and the units' metadata.
+func readBenchTxt(t *testing.T, data []byte) ([]*benchfmt.Result, benchfmt.UnitMetadataMap) {
+	t.Helper()
+	var results []*benchfmt.Result
+	rd := benchfmt.NewReader(bytes.NewReader(data), "bench.txt")
+	for rd.Scan() {
+		switch rec := rd.Result().(type) {
+		case *benchfmt.SyntaxError:
+			t.Error(rec)
+		case *benchfmt.Result:
+			results = append(results, rec.Clone())
+		}
+	}
+	if err := rd.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return results, rd.Units()
+}
+
+// benchstatTool finds the real benchstat: on PATH, in the repository's
+// bin/, where scripts/test installs it, or where "go install" puts it.
 func benchstatTool(t *testing.T) string {
 	t.Helper()
 	if p, err := exec.LookPath("benchstat"); err == nil {
 		return p
 	}
-	p := filepath.Join(build.Default.GOPATH, "bin", "benchstat")
-	if _, err := os.Stat(p); err == nil {
-		return p
+	for _, p := range []string{filepath.Join("..", "..", "bin", "benchstat"), filepath.Join(build.Default.GOPATH, "bin", "benchstat")} {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
 	}
-	t.Skip("benchstat not installed (go install golang.org/x/perf/cmd/benchstat@latest)")
+	t.Skip("benchstat not installed (go install golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da)")
 	return ""
+}
+
+func TestCPUModel(t *testing.T) {
+	cpuinfo := "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)  CPU @ 2.20GHz\n"
+	if got, want := cpuModel(cpuinfo), "Intel(R) Xeon(R) CPU @ 2.20GHz"; got != want {
+		t.Errorf("cpuModel = %q, want %q", got, want)
+	}
+	if got := cpuModel("processor\t: 0\n"); got != "" {
+		t.Errorf("cpuModel without a model name = %q", got)
+	}
 }
 
 func TestMarkdown(t *testing.T) {

@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 
-	"github.com/patchproof/patchproof/verify/benchstat/benchfmt"
+	"golang.org/x/perf/benchfmt"
 )
 
 // BenchmarkName is the name of the workload's lines in bench.txt:
@@ -33,35 +36,71 @@ func BenchmarkName(workload string) string {
 	return b.String()
 }
 
-// WriteBenchTxt writes the samples in the Go benchmark format: a line per
-// arm and pass, in the order they ran, the arms as sub-benchmark keys
-// (build=, stats=), so that "benchstat -col '/stats@(off on)' bench.txt"
-// shows the cost of statistics in each build, and
-// "benchstat -col '/build@(base head)' bench.txt" head against base.
-//
-// Every key is written, an unknown one empty ("cpu:"), so that results
-// written after another's in the same file never inherit its values.
+// WriteBenchTxt writes the samples in the Go benchmark format, as a
+// [BenchTxt] of this one benchmark.
 func (r *Result) WriteBenchTxt(w io.Writer) error {
-	bw := benchfmt.NewWriter(w)
-	bw.WriteConfig(
-		benchfmt.Config{Key: "goos", Value: r.Machine.GOOS},
-		benchfmt.Config{Key: "goarch", Value: r.Machine.GOARCH},
-		benchfmt.Config{Key: "pkg", Value: benchPkg},
-		benchfmt.Config{Key: "cpu", Value: r.Machine.CPU},
-		benchfmt.Config{Key: "workload", Value: r.Workload},
-		benchfmt.Config{Key: "server", Value: r.Server},
-		benchfmt.Config{Key: "threads", Value: strconv.Itoa(r.Settings.Threads)},
-		benchfmt.Config{Key: "connections", Value: strconv.Itoa(r.Settings.Connections)},
-		benchfmt.Config{Key: "cpu-source", Value: r.CPUSource},
-	)
-	var defs []measureDef
-	for _, d := range measureDefs {
-		if r.hasMeasure(d.name) {
-			defs = append(defs, d)
-			bw.WriteUnit(benchfmt.Unit{Name: d.unit, Meta: []benchfmt.Config{{Key: "better", Value: betterWord(d.better)}}})
+	var txt BenchTxt
+	if err := txt.Add(r); err != nil {
+		return err
+	}
+	return txt.Write(w)
+}
+
+// A BenchTxt is the samples of one or more benchmarks in the Go benchmark
+// format, written with golang.org/x/perf/benchfmt: a line per arm and
+// pass, in the order they ran, the arms as sub-benchmark keys (build=,
+// stats=), so that "benchstat -col '/stats@(off on)' bench.txt" shows the
+// cost of statistics in each build, and
+// "benchstat -col '/build@(base head)' bench.txt" head against base. Each
+// unit's metadata line says which way is better. Its zero value is empty
+// and ready to use.
+type BenchTxt struct {
+	units   []*benchfmt.UnitMetadata
+	results []*benchfmt.Result
+}
+
+// Add adds r's samples. Each line's configuration is config (what tells
+// the benchmarks of one file apart, such as "target") followed by the
+// machine and the settings; a key whose value is unknown is left out,
+// which the Writer writes as "key:" where an earlier line had it, so that
+// no line inherits another benchmark's value.
+func (txt *BenchTxt) Add(r *Result, config ...benchfmt.Config) error {
+	cfg := slices.Clone(config)
+	for _, kv := range [][2]string{
+		{"goos", r.Machine.GOOS},
+		{"goarch", r.Machine.GOARCH},
+		{"pkg", benchPkg},
+		{"cpu", r.Machine.CPU},
+		{"workload", r.Workload},
+		{"server", r.Server},
+		{"threads", strconv.Itoa(r.Settings.Threads)},
+		{"connections", strconv.Itoa(r.Settings.Connections)},
+		{"cpu-source", r.CPUSource},
+	} {
+		if strings.ContainsAny(kv[1], "\r\n") {
+			return fmt.Errorf("%s %q contains a newline", kv[0], kv[1])
+		}
+		if kv[1] != "" {
+			cfg = append(cfg, benchfmt.Config{Key: kv[0], Value: []byte(kv[1]), File: true})
 		}
 	}
-	name := BenchmarkName(r.Workload)
+	var (
+		defs    []measureDef
+		units   = txt.units
+		results []*benchfmt.Result
+	)
+	for _, d := range measureDefs {
+		if !r.hasMeasure(d.name) {
+			continue
+		}
+		defs = append(defs, d)
+		key := benchfmt.UnitMetadataKey{Unit: d.unit, Key: "better"}
+		if !slices.ContainsFunc(units, func(u *benchfmt.UnitMetadata) bool { return u.UnitMetadataKey == key }) {
+			units = append(units, &benchfmt.UnitMetadata{UnitMetadataKey: key, OrigUnit: d.unit, Value: betterWord(d.better)})
+		}
+	}
+	// The Writer puts "Benchmark" before the name.
+	name := strings.TrimPrefix(BenchmarkName(r.Workload), "Benchmark")
 	arms := map[Arm]*ArmSamples{}
 	for _, a := range r.Arms {
 		arms[a.Name] = a
@@ -73,34 +112,63 @@ func (r *Result) WriteBenchTxt(w io.Writer) error {
 			if s == nil {
 				continue
 			}
-			res := benchfmt.Result{Name: fmt.Sprintf("%s/build=%s/stats=%s", name, a.Build, a.Statistics), Iters: 1}
+			res := &benchfmt.Result{Config: cfg, Name: benchfmt.Name(fmt.Sprintf("%s/build=%s/stats=%s", name, a.Build, a.Statistics)), Iters: 1}
 			for _, d := range defs {
-				if v, ok := d.value(s); ok {
-					res.Values = append(res.Values, benchfmt.Value{Value: v, Unit: d.unit})
+				v, ok := d.value(s)
+				if !ok {
+					continue
 				}
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					return fmt.Errorf("%s pass %d: %s is %v", an, p.Pass, d.unit, v)
+				}
+				res.Values = append(res.Values, benchfmt.Value{Value: v, Unit: d.unit})
 			}
 			if len(res.Values) > 0 {
-				bw.WriteResult(res)
+				results = append(results, res)
 			}
 		}
 	}
-	return bw.WriteConfig() // the first error, if any
+	txt.units = units
+	txt.results = append(txt.results, results...)
+	return nil
 }
 
-// thisMachine describes the machine as benchfmt.HostConfig does.
-func thisMachine() Machine {
-	var m Machine
-	for _, c := range benchfmt.HostConfig(benchPkg) {
-		switch c.Key {
-		case "goos":
-			m.GOOS = c.Value
-		case "goarch":
-			m.GOARCH = c.Value
-		case "cpu":
-			m.CPU = c.Value
+// Write writes the file: every unit's metadata, then the lines, each
+// benchmark's configuration before its first line.
+func (txt *BenchTxt) Write(w io.Writer) error {
+	bw := benchfmt.NewWriter(w)
+	for _, u := range txt.units {
+		if err := bw.Write(u); err != nil {
+			return err
 		}
 	}
+	for _, r := range txt.results {
+		if err := bw.Write(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// thisMachine describes the machine as the header of "go test -bench"
+// does: GOOS, GOARCH and the model name from /proc/cpuinfo, where there is
+// one.
+func thisMachine() Machine {
+	m := Machine{GOOS: runtime.GOOS, GOARCH: runtime.GOARCH}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		m.CPU = cpuModel(string(b))
+	}
 	return m
+}
+
+func cpuModel(cpuinfo string) string {
+	for _, line := range strings.Split(cpuinfo, "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if ok && strings.TrimSpace(k) == "model name" {
+			return strings.Join(strings.Fields(v), " ")
+		}
+	}
+	return ""
 }
 
 func (r *Result) hasMeasure(name string) bool {

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/patchproof/patchproof/internal/side"
-	"github.com/patchproof/patchproof/verify/benchstat/benchfmt"
 	"github.com/patchproof/patchproof/workloads/httpd"
 	"github.com/patchproof/patchproof/workloads/jsonapi"
 	"github.com/patchproof/patchproof/workloads/mysqld"
@@ -198,11 +197,8 @@ func TestQuickRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := benchfmt.Read(bytes.NewReader(b), res.BenchTxt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got, want := len(f.Results), passes*len(res.Arms); got != want {
+	results, _ := readBenchTxt(t, b)
+	if got, want := len(results), passes*len(res.Arms); got != want {
 		t.Errorf("bench.txt: %d results, want %d", got, want)
 	}
 	var md bytes.Buffer
