@@ -52,7 +52,6 @@ func Requirements(builder string) []Requirement {
 		reqs = append(reqs,
 			Requirement{Stage: "tests", Tool: "mariadbd", Package: "mariadb-server", Why: "the MySQL-compatible server the suites run against"},
 			Requirement{Stage: "tests", Tool: "mariadb-install-db", Package: "mariadb-server", Why: "initialises the server's datadir"},
-			Requirement{Stage: "tests", Tool: "mariadb", Package: "mariadb-client", Why: "loads the benchmark's data and checks the server"},
 		)
 	}
 	if builder != "docker" {

@@ -26,7 +26,7 @@ func (b *bencher) window(ctx context.Context, s *httpd.Server, dir string, n int
 		return nil, nil, fmt.Errorf("warm-up: %w", err)
 	}
 	var warnings []string
-	c0, cerr := o.DB.StatusCounter(ctx, "Connections", dir)
+	c0, cerr := o.DB.StatusCounter(ctx, "Connections")
 	err := measure(func() error {
 		r, err := load.Fixed(ctx, url, n, fo)
 		if err != nil {
@@ -40,7 +40,7 @@ func (b *bencher) window(ctx context.Context, s *httpd.Server, dir string, n int
 	if err != nil {
 		return nil, nil, err
 	}
-	c1, cerr1 := o.DB.StatusCounter(ctx, "Connections", dir)
+	c1, cerr1 := o.DB.StatusCounter(ctx, "Connections")
 	if cerr != nil || cerr1 != nil {
 		warnings = append(warnings, fmt.Sprintf("new database connections in the window unknown: %v", firstErr(cerr, cerr1)))
 		return nil, warnings, nil

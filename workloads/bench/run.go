@@ -242,7 +242,7 @@ func (b *bencher) prepare(ctx context.Context) error {
 	}
 	if !o.SkipLoad {
 		b.step("loading %s into the database", o.Workload.Name)
-		if err := workload.Load(ctx, o.DB, o.Workload, o.Dir); err != nil {
+		if err := workload.Load(ctx, o.DB, o.Workload); err != nil {
 			return err
 		}
 	}

@@ -241,7 +241,7 @@ func Counters(ctx context.Context, opt Options) (*Result, error) {
 		return nil, fmt.Errorf("counters: serial phases disagree on %s: %w", strings.Join(unstable, ", "), ErrNotDeterministic)
 	}
 
-	dbBefore, err := opt.DB.StatusCounter(ctx, "Connections", opt.Dir)
+	dbBefore, err := opt.DB.StatusCounter(ctx, "Connections")
 	if err != nil {
 		return nil, fmt.Errorf("counters: %w", err)
 	}
@@ -255,7 +255,7 @@ func Counters(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("counters: %w", err)
 	}
-	dbAfter, err := opt.DB.StatusCounter(ctx, "Connections", opt.Dir)
+	dbAfter, err := opt.DB.StatusCounter(ctx, "Connections")
 	if err != nil {
 		return nil, fmt.Errorf("counters: %w", err)
 	}
@@ -295,7 +295,7 @@ func start(ctx context.Context, opt Options) (*httpd.Server, error) {
 	db := opt.DB.WithName("pp_counted")
 	db.UseSocket = true
 	opt.Step("loading the workload's 20 rows")
-	if err := workload.Load(ctx, db, w, opt.Dir); err != nil {
+	if err := workload.Load(ctx, db, w); err != nil {
 		return nil, err
 	}
 	opt.Step("starting Apache")

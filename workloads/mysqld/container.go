@@ -1,7 +1,6 @@
 package mysqld
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
-	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/patchproof/patchproof/internal/docker"
 )
@@ -59,7 +57,6 @@ var shortVersionRE = regexp.MustCompile(`^\d+\.\d+\.\d+(-MariaDB)?$`)
 type dbContainer struct {
 	client      *client.Client
 	id          string
-	user        string
 	stopTimeout time.Duration
 
 	exited   chan struct{} // closed when the container is no longer running
@@ -72,8 +69,7 @@ type dbContainer struct {
 // readiness as on the host, in a container on opt.Docker.Network. The
 // datadir, the logs and the socket's directory are bind-mounted from the
 // run dir, so the server's files are where a host server's are; this host
-// checks readiness on the socket, and runs the mariadb client inside the
-// container.
+// logs in over the socket, for readiness and CreateDatabase.
 func startContainer(ctx context.Context, opt Options) (*Server, error) {
 	d := opt.Docker
 	if d == nil || d.Client == nil || d.Image == "" || d.Network == "" {
@@ -117,7 +113,7 @@ func startContainer(ctx context.Context, opt Options) (*Server, error) {
 	if err := s.pickSocket(filepath.Join(dir, "sock")); err != nil {
 		return nil, fmt.Errorf("start mariadb: %w", err)
 	}
-	initFile, err := s.writeConfigs(dir)
+	initFile, err := s.writeInitFile(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +147,7 @@ func startContainer(ctx context.Context, opt Options) (*Server, error) {
 		s.removeSockDir()
 		return nil, fmt.Errorf("start mariadb: %w", err)
 	}
-	c := &dbContainer{client: d.Client, id: id, user: user, stopTimeout: opt.StopTimeout, exited: make(chan struct{})}
+	c := &dbContainer{client: d.Client, id: id, stopTimeout: opt.StopTimeout, exited: make(chan struct{})}
 	s.ctr, s.ContainerID = c, id
 	fail := func(err error) (*Server, error) {
 		if c.endWatch != nil {
@@ -213,50 +209,28 @@ func (c *dbContainer) hasExited() bool {
 	}
 }
 
-// waitReadyContainer waits until the server completes a MySQL handshake on
-// its socket (from this host, through the bind mount) and the user can log
-// in, or fails with the container's output and the error log's tail when
-// the container exits or the start timeout passes.
+// waitReadyContainer waits until the user logs in over the socket (from
+// this host, through the bind mount) and VERSION() is a short version, or
+// fails with the container's output and the error log's tail when the
+// container exits or the start timeout passes.
 func (s *Server) waitReadyContainer(ctx context.Context) error {
 	c := s.ctr
-	deadline := time.Now().Add(s.opt.StartTimeout)
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-c.exited:
-			return fmt.Errorf("start mariadbd in a container: exited during start-up (status %d); %s", c.exitCode, s.containerLogs(ctx))
-		case <-ctx.Done():
-			return fmt.Errorf("start mariadbd in a container: %w", ctx.Err())
-		case <-tick.C:
-		}
-		if handshakeOn("unix", s.Socket) == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("start mariadbd in a container: no handshake on %s within %v; %s", s.Socket, s.opt.StartTimeout, s.containerLogs(ctx))
-		}
+	st := startup{
+		op:       "start mariadbd in a container",
+		deadline: time.Now().Add(s.opt.StartTimeout),
+		exited:   c.exited,
+		status:   func() string { return fmt.Sprintf("status %d", c.exitCode) },
+		logs:     func() string { return s.containerLogs(ctx) },
 	}
-	var err error
-	for range 5 {
-		var got string
-		if got, err = s.query(ctx, "", "SELECT VERSION()"); err == nil {
-			v := strings.TrimSpace(got)
-			if !shortVersionRE.MatchString(v) || len(v) > maxVersionLen {
-				return fmt.Errorf("start mariadbd in a container: VERSION() is %q, want a short version of at most %d characters", v, maxVersionLen)
-			}
-			s.Version = v
-			return nil
-		}
-		select {
-		case <-c.exited:
-			return fmt.Errorf("start mariadbd in a container: exited during start-up (status %d); %s", c.exitCode, s.containerLogs(ctx))
-		case <-ctx.Done():
-			return fmt.Errorf("start mariadbd in a container: %w", ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
+	v, err := s.awaitLogin(ctx, st, s.Conn)
+	if err != nil {
+		return err
 	}
-	return fmt.Errorf("start mariadbd in a container: log in as %s: %w; %s", s.User, err, s.containerLogs(ctx))
+	if !shortVersionRE.MatchString(v) || len(v) > maxVersionLen {
+		return fmt.Errorf("start mariadbd in a container: VERSION() is %q, want a short version of at most %d characters", v, maxVersionLen)
+	}
+	s.Version = v
+	return nil
 }
 
 // containerLogs is the container's own output (the datadir's install, a
@@ -280,54 +254,4 @@ func (s *Server) stopContainer() error {
 	}
 	c.endWatch()
 	return err
-}
-
-// query runs the mariadb client in the server's container, over the
-// socket, with the option file conf.
-func (c *dbContainer) query(ctx context.Context, conf, db, sql string) (string, error) {
-	cmd := []string{"mariadb", "--defaults-file=" + conf, "--batch", "--skip-column-names", "-e", sql}
-	if db != "" {
-		cmd = append(cmd, db)
-	}
-	ex, err := c.client.ContainerExecCreate(ctx, c.id, container.ExecOptions{
-		Cmd: cmd, User: c.user, Env: []string{"HOME=/tmp"}, AttachStdout: true, AttachStderr: true,
-	})
-	if err != nil {
-		return "", fmt.Errorf("mariadb in container: %w", err)
-	}
-	att, err := c.client.ContainerExecAttach(ctx, ex.ID, container.ExecAttachOptions{})
-	if err != nil {
-		return "", fmt.Errorf("mariadb in container: %w", err)
-	}
-	defer att.Close()
-	var stdout, stderr bytes.Buffer
-	read := make(chan error, 1)
-	go func() {
-		_, err := stdcopy.StdCopy(&stdout, &stderr, att.Reader)
-		read <- err
-	}()
-	select {
-	case err := <-read:
-		if err != nil {
-			return "", fmt.Errorf("mariadb in container: %w", err)
-		}
-	case <-ctx.Done():
-		att.Close()
-		return "", ctx.Err()
-	}
-	// The output ends a moment before the engine records the exit status.
-	for range 100 {
-		in, err := c.client.ContainerExecInspect(ctx, ex.ID)
-		if err != nil {
-			return "", fmt.Errorf("mariadb in container: %w", err)
-		}
-		if !in.Running {
-			if in.ExitCode != 0 {
-				return "", fmt.Errorf("mariadb exited with status %d: %s", in.ExitCode, strings.TrimSpace(stderr.String()))
-			}
-			return stdout.String(), nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return "", errors.New("mariadb in container: still running after its output ended")
 }

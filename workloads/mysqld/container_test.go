@@ -68,8 +68,8 @@ func TestContainerServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The accounts of a host server, no more: PHP's tests tell.
-	got, err := s.query(t.Context(), "", "SELECT GROUP_CONCAT(Host ORDER BY Host) FROM mysql.user WHERE User = '"+s.User+"'")
-	if err != nil || strings.TrimSpace(got) != "127.0.0.1,localhost" {
+	got, err := ask(t.Context(), s.Conn, "SELECT GROUP_CONCAT(Host ORDER BY Host) FROM mysql.user WHERE User = '"+s.User+"'")
+	if err != nil || got != "127.0.0.1,localhost" {
 		t.Errorf("the user's hosts: %q, %v; want 127.0.0.1,localhost", got, err)
 	}
 	in := dockertest.WaitRunning(t, c, "db")
@@ -93,7 +93,7 @@ func TestContainerServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("second start (datadir reused) in %v", time.Since(start).Round(time.Millisecond))
-	if _, err := again.query(t.Context(), "pp_ctr", "SELECT 1"); err != nil {
+	if _, err := ask(t.Context(), again.Conn.WithDatabase("pp_ctr"), "SELECT 1"); err != nil {
 		t.Errorf("the database of the first start: %v", err)
 	}
 	again.Stop()

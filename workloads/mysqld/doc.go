@@ -5,9 +5,15 @@
 //
 // Start initialises a datadir under Options.Dir (mariadb-install-db, once),
 // starts mariadbd on a free loopback port and a unix socket, creates a user
-// with a password and waits until the server answers. The server runs in its
+// with a password and waits until the user can log in. The server runs in its
 // own process group; Stop, or cancelling the context given to Start, shuts it
 // down (SIGTERM, then SIGKILL after Options.StopTimeout).
+//
+// patchproof's own client is database/sql with go-sql-driver/mysql:
+// Conn.Config, Conn.DSN and Conn.Open reach a server from this host, over
+// its socket when the Conn has one. Names pasted into SQL (a database, a
+// counter) go through QuoteIdent or a check like it; Conn.String, what logs
+// and errors show, leaves the password out.
 //
 // The server is configured to behave like MySQL as PHP's tests expect it
 // (what PHP 8.2.32's suites needed against Debian's MariaDB):

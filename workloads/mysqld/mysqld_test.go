@@ -3,15 +3,16 @@ package mysqld
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 func TestParseVersion(t *testing.T) {
@@ -46,6 +47,21 @@ func needMariaDB(t *testing.T) {
 	}
 }
 
+// ask is the first column of the first row that c answers q with ("" for a
+// statement without rows), on a connection of its own.
+func ask(ctx context.Context, c Conn, q string) (string, error) {
+	db, err := c.Open()
+	if err != nil {
+		return "", err
+	}
+	defer db.Close()
+	var v sql.NullString
+	if err := db.QueryRowContext(ctx, q).Scan(&v); err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return "", err
+	}
+	return v.String, nil
+}
+
 // groupGone reports whether no process is left in the process group.
 func groupGone(pgid int) bool {
 	return errors.Is(syscall.Kill(-pgid, 0), syscall.ESRCH)
@@ -66,30 +82,37 @@ func TestStartCreateDatabaseStop(t *testing.T) {
 	if err := s.CreateDatabase(context.Background(), "suite_a"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.CreateDatabase(context.Background(), "bad name; DROP"); err == nil {
-		t.Error("CreateDatabase accepted an unsafe name")
+	for _, bad := range []string{"bad name; DROP", "x` CHARACTER SET latin1; DROP DATABASE mysql; -- ", ""} {
+		if err := s.CreateDatabase(t.Context(), bad); !errors.Is(err, ErrUnsafeName) {
+			t.Errorf("CreateDatabase(%q) = %v, want ErrUnsafeName", bad, err)
+		}
 	}
 
 	// The user logs in over TCP and the socket and uses the database.
-	client, _ := lookTool("", "mariadb")
-	for _, conn := range [][]string{
-		{"--protocol=tcp", "-h", s.Host, "-P", strconv.Itoa(s.Port)},
-		{"--protocol=socket", "-S", s.Socket},
-	} {
-		args := append([]string{"--no-defaults", "-u", s.User, "-p" + s.Password, "--batch", "--skip-column-names"}, conn...)
-		args = append(args, "-e", "CREATE TABLE IF NOT EXISTS t (id INT); INSERT INTO t VALUES (1); SELECT VERSION(), @@character_set_server, @@local_infile", "suite_a")
-		out, err := exec.Command(client, args...).CombinedOutput()
-		if err != nil {
-			t.Fatalf("mariadb %v: %v: %s", conn, err, out)
+	tcp := s.Conn.WithDatabase("suite_a")
+	tcp.Socket = ""
+	for _, c := range []Conn{tcp, s.Conn.WithDatabase("suite_a")} {
+		for _, q := range []string{"CREATE TABLE IF NOT EXISTS t (id INT)", "INSERT INTO t VALUES (1)"} {
+			if _, err := ask(t.Context(), c, q); err != nil {
+				t.Fatalf("%s: %s: %v", c, q, err)
+			}
 		}
-		if want := s.Version + "\tutf8mb4\t1\n"; string(out) != want {
-			t.Errorf("mariadb %v: got %q, want %q", conn, out, want)
+		got, err := ask(t.Context(), c, "SELECT CONCAT_WS(' ', VERSION(), @@character_set_server, IF(@@local_infile, 'local_infile', 'no local_infile'))")
+		if want := s.Version + " utf8mb4 local_infile"; err != nil || got != want {
+			t.Errorf("%s: got %q, %v; want %q", c, got, err, want)
 		}
 	}
-	// A wrong password is refused: grants are in force.
-	out, err := exec.Command(client, "--no-defaults", "-u", s.User, "-pwrong", "-S", s.Socket, "-e", "SELECT 1").CombinedOutput()
-	if err == nil {
-		t.Errorf("login with a wrong password succeeded: %s", out)
+	// A wrong password is refused: grants are in force. The error says
+	// so, and shows no password.
+	wrong := s.Conn
+	wrong.Password = "wrong" + s.Password
+	_, err = ask(t.Context(), wrong, "SELECT 1")
+	var refused *mysql.MySQLError
+	if !errors.As(err, &refused) || refused.Number != 1045 {
+		t.Errorf("login with a wrong password: %v, want error 1045", err)
+	}
+	if err != nil && strings.Contains(err.Error(), s.Password) {
+		t.Errorf("the error shows the password: %v", err)
 	}
 
 	pgid := s.proc.Pid()
@@ -113,7 +136,7 @@ func TestStartCreateDatabaseStop(t *testing.T) {
 	if strings.Contains(log.String(), "installed") {
 		t.Errorf("second Start ran mariadb-install-db again:\n%s", log.String())
 	}
-	if got, err := s2.query(context.Background(), "suite_a", "SELECT COUNT(*) FROM t"); err != nil || got != "2\n" {
+	if got, err := ask(t.Context(), s2.Conn.WithDatabase("suite_a"), "SELECT COUNT(*) FROM t"); err != nil || got != "2" {
 		t.Errorf("rows in suite_a.t after restart: %q, %v; want 2", got, err)
 	}
 }
@@ -122,7 +145,9 @@ func TestStartFailureReportsLog(t *testing.T) {
 	needMariaDB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	s, err := Start(ctx, Options{Dir: t.TempDir(), ExtraArgs: []string{"--no-such-option-at-all=1"}})
+	const password = "pp-secret-4711"
+	var log bytes.Buffer
+	s, err := Start(ctx, Options{Dir: t.TempDir(), Password: password, Log: &log, ExtraArgs: []string{"--no-such-option-at-all=1"}})
 	if err == nil {
 		s.Stop()
 		t.Fatal("Start with a bad option succeeded")
@@ -132,6 +157,9 @@ func TestStartFailureReportsLog(t *testing.T) {
 	t.Logf("error: %v", err)
 	if !strings.Contains(err.Error(), "no-such-option-at-all") || !strings.Contains(err.Error(), "mariadbd.err") {
 		t.Errorf("error does not show the log tail:\n%v", err)
+	}
+	if strings.Contains(err.Error(), password) || strings.Contains(log.String(), password) {
+		t.Errorf("the error or the log shows the password:\n%v\n%s", err, log.String())
 	}
 }
 
@@ -170,7 +198,7 @@ func TestLongDirUsesShortSocket(t *testing.T) {
 	if len(s.Socket) > maxSunPath || !strings.HasPrefix(s.Socket, "/tmp/") {
 		t.Errorf("Socket = %q, want a short path under /tmp", s.Socket)
 	}
-	if _, err := s.query(context.Background(), "", "SELECT 1"); err != nil {
+	if _, err := ask(t.Context(), s.Conn, "SELECT 1"); err != nil {
 		t.Errorf("query over the short socket: %v", err)
 	}
 	if err := s.Stop(); err != nil {

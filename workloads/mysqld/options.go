@@ -41,7 +41,6 @@ type Options struct {
 	// and /usr/sbin, /usr/bin.
 	Mariadbd  string
 	InstallDB string
-	Client    string // the mariadb client, for CreateDatabase; default "mariadb"
 
 	MaxConnections int           // default 500
 	StartTimeout   time.Duration // readiness wait; default 60s
@@ -80,7 +79,6 @@ const (
 	defaultMaxConnections = 500
 	defaultStartTimeout   = 60 * time.Second
 	defaultStopTimeout    = 30 * time.Second
-	defaultClient         = "mariadb"
 
 	defaultAlias        = "mariadb"
 	defaultDockerMemory = 2 << 30
@@ -110,9 +108,6 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.StopTimeout == 0 {
 		o.StopTimeout = defaultStopTimeout
-	}
-	if o.Client == "" {
-		o.Client = defaultClient
 	}
 	if o.Log == nil {
 		o.Log = io.Discard

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -48,12 +47,11 @@ type Server struct {
 	Dir      string // the run dir
 	ErrorLog string // mariadbd's error log, inside Dir
 
-	opt        Options
-	clientConf string   // option file for the mariadb client, mode 0600
-	sockDir    string   // a short directory made under /tmp for Socket, or ""
-	accounts   []string // the hosts the user is created for
-	proc       *service.Process
-	ctr        *dbContainer // the server's container, for EngineDocker
+	opt      Options
+	sockDir  string   // a short directory made under /tmp for Socket, or ""
+	accounts []string // the hosts the user is created for
+	proc     *service.Process
+	ctr      *dbContainer // the server's container, for EngineDocker
 
 	stopOnce sync.Once
 	stopErr  error
@@ -132,7 +130,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	if err := s.pickSocket(s.Dir); err != nil {
 		return nil, fmt.Errorf("start mariadb: %w", err)
 	}
-	initFile, err := s.writeConfigs(dir)
+	initFile, err := s.writeInitFile(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -212,49 +210,30 @@ func (s *Server) settings(initFile string) []string {
 	return append(args, s.opt.ExtraArgs...)
 }
 
-// waitReady waits until the server completes a MySQL handshake on its port
-// and the user can log in over the socket, or fails with the tail of the
-// error log when the server exits or the start timeout passes.
+// waitReady waits until the user logs in over TCP (as PHP does) and over
+// the socket (as patchproof does) and VERSION() is the version given, or
+// fails with the tail of the error log when the server exits or the start
+// timeout passes.
 func (s *Server) waitReady(ctx context.Context, p *service.Process) error {
-	deadline := time.Now().Add(s.opt.StartTimeout)
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-p.Exited():
-			return fmt.Errorf("start mariadbd: exited during start-up (%v); %s:\n%s", p.WaitErr(), s.ErrorLog, s.logTail())
-		case <-ctx.Done():
-			return fmt.Errorf("start mariadbd: %w", ctx.Err())
-		case <-tick.C:
+	st := startup{
+		op:       "start mariadbd",
+		deadline: time.Now().Add(s.opt.StartTimeout),
+		exited:   p.Exited(),
+		status:   func() string { return fmt.Sprint(p.WaitErr()) },
+		logs:     func() string { return s.ErrorLog + ":\n" + s.logTail() },
+	}
+	tcp := s.Conn
+	tcp.Socket = ""
+	for _, c := range []Conn{tcp, s.Conn} {
+		v, err := s.awaitLogin(ctx, st, c)
+		if err != nil {
+			return err
 		}
-		if handshake(s.Host, s.Port) == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("start mariadbd: no handshake on port %d within %v; %s:\n%s", s.Port, s.opt.StartTimeout, s.ErrorLog, s.logTail())
+		if v != s.Version {
+			return fmt.Errorf("start mariadbd: VERSION() is %q, want %q", v, s.Version)
 		}
 	}
-	// The init file has run by the time the server accepts connections; a
-	// failed login here is a real error, so retry only briefly.
-	var err error
-	for range 5 {
-		var got string
-		got, err = s.query(ctx, "", "SELECT VERSION()")
-		if err == nil {
-			if v := strings.TrimSpace(got); v != s.Version {
-				return fmt.Errorf("start mariadbd: VERSION() is %q, want %q", v, s.Version)
-			}
-			return nil
-		}
-		select {
-		case <-p.Exited():
-			return fmt.Errorf("start mariadbd: exited during start-up (%v); %s:\n%s", p.WaitErr(), s.ErrorLog, s.logTail())
-		case <-ctx.Done():
-			return fmt.Errorf("start mariadbd: %w", ctx.Err())
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("start mariadbd: log in as %s: %w; %s:\n%s", s.User, err, s.ErrorLog, s.logTail())
+	return nil
 }
 
 // Stop shuts the server down: SIGTERM to its process group, SIGKILL after
@@ -362,20 +341,19 @@ func (s *Server) logTail() string {
 
 // initSQL runs at every server start with full privileges: it creates the
 // test user (again) with the current password. The tests create users,
-// grant, create databases and set globals, hence the global grant.
+// grant, create databases and set globals, hence the global grant. It is a
+// file and not a client's statements because no client can log in before
+// it has run: root authenticates by unix_socket, as the OS user root only.
+// Start refuses a user or password that could close the quotes.
 func initSQL(user, password string, hosts []string) string {
 	var b strings.Builder
 	for _, host := range hosts {
-		acct := fmt.Sprintf("'%s'@'%s'", user, host)
+		acct := account(user, host)
 		fmt.Fprintf(&b, "CREATE USER IF NOT EXISTS %s IDENTIFIED BY '%s';\n", acct, password)
 		fmt.Fprintf(&b, "ALTER USER %s IDENTIFIED BY '%s';\n", acct, password)
 		fmt.Fprintf(&b, "GRANT ALL PRIVILEGES ON *.* TO %s WITH GRANT OPTION;\n", acct)
 	}
 	return b.String()
-}
-
-func (s *Server) clientConfig() string {
-	return fmt.Sprintf("[client]\nuser=%s\npassword=%s\nsocket=%s\nprotocol=socket\n", s.User, s.Password, s.Socket)
 }
 
 // installOnce runs mariadb-install-db unless the datadir already holds the
@@ -433,30 +411,6 @@ func lookTool(given, name string) (string, error) {
 	return "", fmt.Errorf("find %s: not in PATH nor /usr/sbin (install mariadb-server)", name)
 }
 
-// handshake reads the server's initial handshake packet: protocol version
-// 10 means the server accepts connections.
-func handshake(host string, port int) error {
-	return handshakeOn("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
-}
-
-// handshakeOn is handshake on a network ("tcp", "unix") and address.
-func handshakeOn(network, addr string) error {
-	c, err := net.DialTimeout(network, addr, time.Second)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(2 * time.Second))
-	var hdr [5]byte
-	if _, err := io.ReadFull(c, hdr[:]); err != nil {
-		return err
-	}
-	if hdr[4] != 10 {
-		return fmt.Errorf("handshake: packet starts with %#x, want protocol 10", hdr[4])
-	}
-	return nil
-}
-
 func randomHex(n int) (string, error) {
 	b := make([]byte, n)
 	if _, err := rand.Read(b); err != nil {
@@ -478,17 +432,12 @@ func tail(path string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// writeConfigs writes the server's init file (its accounts) and the
-// client's option file into dir, both mode 0600: they hold the password.
-// It returns the init file's path; on failure the socket dir is removed.
-func (s *Server) writeConfigs(dir string) (string, error) {
+// writeInitFile writes the server's init file (its accounts) into dir,
+// mode 0600: it holds the password. It returns the init file's path; on
+// failure the socket dir is removed.
+func (s *Server) writeInitFile(dir string) (string, error) {
 	initFile := filepath.Join(dir, "init.sql")
-	s.clientConf = filepath.Join(dir, "client.cnf")
-	err := errors.Join(
-		os.WriteFile(initFile, []byte(initSQL(s.opt.User, s.opt.Password, s.accounts)), 0o600),
-		os.WriteFile(s.clientConf, []byte(s.clientConfig()), 0o600),
-	)
-	if err != nil {
+	if err := os.WriteFile(initFile, []byte(initSQL(s.opt.User, s.opt.Password, s.accounts)), 0o600); err != nil {
 		s.removeSockDir()
 		return "", fmt.Errorf("start mariadb: %w", err)
 	}

@@ -9,20 +9,15 @@
 package workload
 
 import (
-	"bytes"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/patchproof/patchproof/internal/childenv"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 )
 
@@ -68,15 +63,14 @@ type DB struct {
 	// report's setup; a persistent connection per thread keeps TIME_WAIT
 	// sockets from piling up either way.
 	UseSocket bool
-	// Client is the mariadb (or mysql) command-line client the loader runs;
-	// default "mariadb".
-	Client string
 }
 
 // ErrNoDatabase is wrapped by Load when DB names no server to reach.
 var ErrNoDatabase = errors.New("no database server given")
 
-var safeName = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
+// counterName is what a status counter's name may be: it is pasted into a
+// string literal.
+var counterName = regexp.MustCompile(`^[A-Za-z0-9_]{1,64}$`)
 
 // WithName returns db with its Database set to name when it has none.
 func (db DB) WithName(name string) DB {
@@ -86,8 +80,9 @@ func (db DB) WithName(name string) DB {
 	return db
 }
 
-// DSN is the PDO DSN PHP connects with.
-func (db DB) DSN() string {
+// PDODSN is the PDO DSN PHP connects with (Conn.DSN is patchproof's own
+// client's).
+func (db DB) PDODSN() string {
 	if db.UseSocket && db.Socket != "" {
 		return fmt.Sprintf("mysql:unix_socket=%s;dbname=%s", db.Socket, db.Database)
 	}
@@ -97,7 +92,7 @@ func (db DB) DSN() string {
 // Env is what the workload's PHP reads its database from.
 func (db DB) Env() map[string]string {
 	return map[string]string{
-		"PP_DB_DSN":      db.DSN(),
+		"PP_DB_DSN":      db.PDODSN(),
 		"PP_DB_USER":     db.User,
 		"PP_DB_PASSWORD": db.Password,
 	}
@@ -111,99 +106,70 @@ func (db DB) host() string {
 }
 
 // Load creates database db.Database (default w.Name) if missing and runs the
-// workload's schema in it with the command-line client, over the socket when
-// there is one. dir receives the client's option file (mode 0600: it holds
-// the password) and is left as it was otherwise.
-func Load(ctx context.Context, db DB, w Workload, dir string) error {
+// workload's schema in it, over the socket when there is one.
+//
+// The schema goes to the server whole, as one query of several statements,
+// on a connection of its own that allows them (multiStatements): splitting
+// it here would take an SQL lexer (a semicolon in a string or a comment is
+// no statement's end), and the server is one; it runs the statements in
+// order and stops at the first that fails, whose error comes back. No
+// other connection allows several statements, so nothing else that pastes
+// a name into SQL could be made to stack a second one, and the schema is
+// the workload's own file.
+func Load(ctx context.Context, db DB, w Workload) error {
 	db = db.WithName(w.Name)
 	if db.Socket == "" && db.Port == 0 {
 		return fmt.Errorf("load %s: %w", w.Name, ErrNoDatabase)
 	}
-	if !safeName.MatchString(db.Database) {
-		return fmt.Errorf("load %s: database name %q: want letters, digits and _", w.Name, db.Database)
+	name, err := mysqld.QuoteIdent(db.Database)
+	if err != nil {
+		return fmt.Errorf("load %s: database: %w", w.Name, err)
 	}
-	client := db.Client
-	if client == "" {
-		client = "mariadb"
-	}
-	cnf, err := writeClientConfig(db, dir)
+	cfg := db.Conn.WithDatabase("").Config()
+	cfg.MultiStatements = true
+	pool, err := mysqld.OpenConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("load %s: %w", w.Name, err)
 	}
-	defer os.Remove(cnf)
-	sql := fmt.Sprintf("CREATE DATABASE IF NOT EXISTS `%s` CHARACTER SET utf8mb4;\nUSE `%s`;\n%s", db.Database, db.Database, w.Schema)
-	cmd := exec.CommandContext(ctx, client, "--defaults-file="+cnf, "--batch")
-	cmd.Env = childenv.Environ()
-	cmd.Stdin = strings.NewReader(sql)
-	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("load %s into %s: %s: %w: %s", w.Name, db.Database, client, err, strings.TrimSpace(out.String()))
+	defer pool.Close()
+	c, err := pool.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("load %s into %s: %w", w.Name, db.Database, err)
+	}
+	defer c.Close()
+	for _, q := range []string{
+		"CREATE DATABASE IF NOT EXISTS " + name + " CHARACTER SET utf8mb4",
+		"USE " + name,
+		strings.TrimSpace(string(w.Schema)),
+	} {
+		if _, err := c.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("load %s into %s: %w", w.Name, db.Database, err)
+		}
 	}
 	return nil
 }
 
 // StatusCounter reads a global status counter of the server, such as
-// Connections (every connection attempt, this one's included), with the
-// command-line client. dir receives the client's option file for the
-// moment of the query.
-func (db DB) StatusCounter(ctx context.Context, name, dir string) (int64, error) {
-	if !safeName.MatchString(name) {
-		return 0, fmt.Errorf("status %q: want letters, digits and _", name)
+// Connections, on a connection of its own, made for the query and closed
+// after it: Connections counts it, so it grows by one a call.
+func (db DB) StatusCounter(ctx context.Context, name string) (int64, error) {
+	if !counterName.MatchString(name) {
+		return 0, fmt.Errorf("status %q: %w", name, mysqld.ErrUnsafeName)
 	}
-	client := db.Client
-	if client == "" {
-		client = "mariadb"
-	}
-	cnf, err := writeClientConfig(db, dir)
+	pool, err := db.Conn.WithDatabase("").Open()
 	if err != nil {
 		return 0, fmt.Errorf("status %s: %w", name, err)
 	}
-	defer os.Remove(cnf)
-	var out, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, client, "--defaults-file="+cnf, "--batch", "--skip-column-names",
-		"-e", fmt.Sprintf("SHOW GLOBAL STATUS LIKE '%s'", name))
-	cmd.Env = childenv.Environ()
-	cmd.Stdout = &out
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		return 0, fmt.Errorf("status %s: %s: %w: %s", name, client, err, strings.TrimSpace(stderr.String()))
-	}
-	f := strings.Fields(out.String())
-	if len(f) != 2 {
-		return 0, fmt.Errorf("status %s: unexpected answer %q", name, out.String())
-	}
-	v, err := strconv.ParseInt(f[1], 10, 64)
-	if err != nil {
+	defer pool.Close()
+	// In LIKE, _ is any character: escaped, the pattern matches name only.
+	q := "SHOW GLOBAL STATUS LIKE '" + strings.ReplaceAll(name, "_", `\_`) + "'"
+	var got string
+	var v int64
+	switch err := pool.QueryRowContext(ctx, q).Scan(&got, &v); {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, fmt.Errorf("status %s: no such counter", name)
+	case err != nil:
 		return 0, fmt.Errorf("status %s: %w", name, err)
 	}
 	return v, nil
-}
-
-// writeClientConfig writes an option file for the client, so that the
-// password stays off the command line.
-func writeClientConfig(db DB, dir string) (string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	f, err := os.CreateTemp(dir, "client-*.cnf")
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	b.WriteString("[client]\n")
-	fmt.Fprintf(&b, "user=%s\npassword=%s\n", db.User, db.Password)
-	if db.Socket != "" {
-		fmt.Fprintf(&b, "socket=%s\nprotocol=socket\n", db.Socket)
-	} else {
-		fmt.Fprintf(&b, "host=%s\nport=%s\nprotocol=tcp\n", db.host(), strconv.Itoa(db.Port))
-	}
-	_, werr := f.WriteString(b.String())
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(f.Name())
-		return "", err
-	}
-	return filepath.Clean(f.Name()), nil
 }
