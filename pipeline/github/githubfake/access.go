@@ -11,7 +11,7 @@ import (
 
 // knownRepo reports whether the fake holds anything of k; f.mu is held.
 func (f *Fake) knownRepo(k repoKey) bool {
-	if f.refs[k] != nil || f.roles[k] != nil || f.activity[k] != nil {
+	if f.refs[k] != nil || f.roles[k] != nil || f.activity[k] != nil || f.gits[k] != "" {
 		return true
 	}
 	for _, pr := range f.prs {
@@ -31,9 +31,11 @@ func (f *Fake) commits(k repoKey) []string {
 		all = append(all, sha)
 	}
 	for _, pr := range f.prs {
-		for _, b := range []Branch{pr.Base, pr.Head} {
-			if repoOf(cmpOr(b.Owner, pr.Owner), cmpOr(b.Repo, pr.Repo)) == k && b.SHA != "" {
-				all = append(all, b.SHA)
+		for i, b := range []Branch{pr.Base, pr.Head} {
+			if repoOf(cmpOr(b.Owner, pr.Owner), cmpOr(b.Repo, pr.Repo)) == k {
+				if sha := f.branchSHA(pr, b, i == 1); sha != "" {
+					all = append(all, sha)
+				}
 			}
 		}
 	}
@@ -48,6 +50,10 @@ func (f *Fake) getCommit(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	known := f.knownRepo(k)
 	sha, ok := f.refs[k][ref]
+	if !ok {
+		sha = f.gitRef(k, ref)
+		ok = sha != ""
+	}
 	if !ok && hexPrefix.MatchString(ref) {
 		var found []string
 		for _, c := range f.commits(k) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 const (
@@ -118,12 +120,15 @@ func (f *Fake) getPR(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	branch := func(b Branch) map[string]any {
+	f.mu.Lock()
+	baseSHA, headSHA := f.branchSHA(pr, pr.Base, false), f.branchSHA(pr, pr.Head, true)
+	f.mu.Unlock()
+	branch := func(b Branch, sha string) map[string]any {
 		owner, repo := cmpOr(b.Owner, pr.Owner), cmpOr(b.Repo, pr.Repo)
 		m := map[string]any{
 			"label": owner + ":" + b.Ref,
 			"ref":   b.Ref,
-			"sha":   b.SHA,
+			"sha":   sha,
 			"user":  f.userJSON(owner),
 			"repo":  nil,
 		}
@@ -147,8 +152,8 @@ func (f *Fake) getPR(w http.ResponseWriter, r *http.Request) {
 		"title":    pr.Title,
 		"url":      f.URL() + fmt.Sprintf("repos/%s/%s/pulls/%d", pr.Owner, pr.Repo, pr.Number),
 		"html_url": f.srv.URL + fmt.Sprintf("/%s/%s/pull/%d", pr.Owner, pr.Repo, pr.Number),
-		"base":     branch(pr.Base),
-		"head":     branch(pr.Head),
+		"base":     branch(pr.Base, baseSHA),
+		"head":     branch(pr.Head, headSHA),
 	})
 }
 
@@ -381,14 +386,38 @@ func (f *Fake) createStatus(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// listStatuses lists the statuses of a commit, newest first, as GitHub
+// does. The fake keeps statuses by full SHA: a shorter ref lists none.
+func (f *Fake) listStatuses(w http.ResponseWriter, r *http.Request) {
+	owner, repo, sha := r.PathValue("owner"), r.PathValue("repo"), r.PathValue("ref")
+	f.mu.Lock()
+	known := f.knownRepo(repoOf(owner, repo))
+	all := slices.Clone(f.statuses[statusKey{strings.ToLower(owner), strings.ToLower(repo), sha}])
+	f.mu.Unlock()
+	if !known {
+		writeError(w, http.StatusNotFound, "Not Found", docsREST+"/commits/statuses#list-commit-statuses-for-a-reference")
+		return
+	}
+	items := []any{}
+	for i := len(all) - 1; i >= 0; i-- {
+		s := all[i]
+		items = append(items, map[string]any{
+			"id": i + 1, "state": s.State, "context": s.Context, "description": s.Description,
+			"target_url": s.TargetURL, "creator": f.userJSON(s.Creator),
+		})
+	}
+	writeJSON(w, http.StatusOK, items)
+}
+
 // knownCommit reports whether sha is the base or head of a PR of the
-// repository; f.mu is held.
+// repository, or a commit of it as served (ServeGit); f.mu is held.
 func (f *Fake) knownCommit(owner, repo, sha string) bool {
 	for k, pr := range f.prs {
 		if k.owner == strings.ToLower(owner) && k.repo == strings.ToLower(repo) &&
-			(pr.Base.SHA == sha || pr.Head.SHA == sha) {
+			(f.branchSHA(pr, pr.Base, false) == sha || f.branchSHA(pr, pr.Head, true) == sha) {
 			return true
 		}
 	}
-	return false
+	// A status may go on any commit of a served repository, as on GitHub.
+	return plumbing.IsHash(sha) && f.gitRef(repoOf(owner, repo), sha) == sha
 }

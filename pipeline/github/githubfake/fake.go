@@ -15,8 +15,10 @@
 //	DELETE /repos/{owner}/{repo}/issues/comments/{id}
 //	POST   /repos/{owner}/{repo}/statuses/{sha}
 //	GET    /repos/{owner}/{repo}/commits/{ref}
+//	GET    /repos/{owner}/{repo}/commits/{sha}/statuses   (newest first; one page)
 //	GET    /repos/{owner}/{repo}/collaborators/{username}/permission
 //	GET    /repos/{owner}/{repo}/activity   (ref, activity_type, direction, per_page; one page)
+//	GET    /{owner}/{repo}[.git]/info/refs, POST .../git-upload-pack   (ServeGit)
 //
 // Tokens are registered with AddUser (GET /user answers) or AddAppToken (GET
 // /user is refused with 403, as for GitHub App and Actions tokens). A request
@@ -29,10 +31,10 @@
 // when one of the methods below names it; the other endpoints answer 404
 // for any other.
 //
-// Commits: a ref set with AddRef, a full SHA that is a PR's base or head
-// or an AddRef's commit, or an unambiguous prefix of 7 or more digits of
-// one resolves; anything else is 422 "No commit found for SHA", as on
-// GitHub.
+// Commits: a ref set with AddRef, a branch, tag or full SHA of a served
+// repository (ServeGit), a full SHA that is a PR's base or head or an
+// AddRef's commit, or an unambiguous prefix of 7 or more digits of one
+// resolves; anything else is 422 "No commit found for SHA", as on GitHub.
 //
 // Permissions are set per user and repository with SetPermission, by role
 // (admin, maintain, write, triage, read, none); the answer carries the role
@@ -48,6 +50,9 @@
 // oldest first), filtered by ref (refs/heads/B or B) and activity_type,
 // per_page at most 100 (default 30). There is no second page: the fake
 // serves no cursors.
+//
+// Git repositories are served over git's smart HTTP protocol with ServeGit
+// (git.go): a fetch of a PR's refs/pull/N/head meets git's own server.
 package githubfake
 
 import (
@@ -100,9 +105,10 @@ type Status struct {
 // Request is one request the fake answered.
 type Request struct {
 	Method string
-	Path   string // below APIPrefix, e.g. /repos/o/r/pulls/1
+	Path   string // below APIPrefix, e.g. /repos/o/r/pulls/1; a git request's from the root, /o/r.git/info/refs
 	Query  string
 	Status int
+	Bytes  int64 // of the answer's body, for git requests
 }
 
 // Fault is a canned error response.
@@ -155,6 +161,8 @@ type Fake struct {
 	refs     map[repoKey]map[string]string // ref -> sha
 	roles    map[repoKey]map[string]string // lower-case login -> role
 	activity map[repoKey][]Activity
+	gits     map[repoKey]string // served git repositories
+	truncate map[repoKey]int    // pack answers left to cut
 	nextID   int64
 	faults   []*fault
 	barriers []*barrier
@@ -231,6 +239,8 @@ func newFake() *Fake {
 		refs:     map[repoKey]map[string]string{},
 		roles:    map[repoKey]map[string]string{},
 		activity: map[repoKey][]Activity{},
+		gits:     map[repoKey]string{},
+		truncate: map[repoKey]int{},
 		nextID:   1000,
 		now:      time.Now,
 	}
@@ -243,6 +253,7 @@ func newFake() *Fake {
 	mux.HandleFunc("DELETE /repos/{owner}/{repo}/issues/comments/{id}", f.deleteComment)
 	mux.HandleFunc("POST /repos/{owner}/{repo}/statuses/{sha}", f.createStatus)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/commits/{ref...}", f.getCommit)
+	mux.HandleFunc("GET /repos/{owner}/{repo}/commits/{ref}/statuses", f.listStatuses)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/collaborators/{username}/permission", f.getPermission)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/activity", f.listActivity)
 	f.mux = mux
@@ -438,6 +449,9 @@ func key(owner, repo string, number int) issueKey {
 // serve wraps the endpoints with what applies to every request: latency,
 // faults, barriers, authentication, rate-limit headers and the log.
 func (f *Fake) serve(w http.ResponseWriter, r *http.Request) {
+	if f.serveGit(w, r) {
+		return
+	}
 	path, ok := strings.CutPrefix(r.URL.Path, APIPrefix)
 	if !ok {
 		http.NotFound(w, r)
