@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -25,8 +26,10 @@ import (
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/format/packfile"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
 	"github.com/patchproof/patchproof/internal/cachedir"
 )
@@ -210,6 +213,12 @@ func openMirror(ctx context.Context, remote, cacheDir string, refs []string, log
 			return nil, err
 		}
 	} else if err := fetch(ctx, r, remote, refs, log); err != nil {
+		// A fetch cut short leaves go-git's temporary pack behind: the
+		// mirror keeps only what whole fetches brought (refs move only
+		// after their objects are stored).
+		if rerr := removeLeftovers(path); rerr != nil {
+			return nil, fmt.Errorf("%w (and %v)", err, rerr)
+		}
 		return nil, err
 	}
 	return &Repo{Remote: remote, Path: path, Mirror: true, repo: r}, nil
@@ -298,6 +307,13 @@ func fetch(ctx context.Context, r *git.Repository, remote string, refs []string,
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			// Only a name that is not this kind of ref tries the next:
+			// a server error or a pack cut short is the fetch's answer,
+			// not "no such tag".
+			var noMatch git.NoMatchingRefSpecError
+			if !errors.As(err, &noMatch) {
+				break
+			}
 		}
 		if last != nil {
 			return classifyFetchError(remote, ref, last)
@@ -310,11 +326,20 @@ var prRef = regexp.MustCompile(`^pull/[0-9]+/head$`)
 
 func classifyFetchError(remote, ref string, err error) error {
 	var noMatch git.NoMatchingRefSpecError
+	var unexpected *plumbing.UnexpectedError
 	switch {
 	case errors.As(err, &noMatch):
 		return fmt.Errorf("fetch %s from %s: %w", ref, remote, ErrNotFound)
 	case errors.Is(err, transport.ErrRepositoryNotFound):
 		return fmt.Errorf("fetch from %s: repository %w", remote, ErrNotFound)
+	case errors.As(err, &unexpected):
+		// go-git's own text names the URL of the request that failed, with
+		// the query; the status is what tells a reader what happened.
+		if he, ok := unexpected.Err.(*githttp.Err); ok {
+			return fmt.Errorf("fetch %s from %s: the server answered %d %s", ref, remote, he.StatusCode(), http.StatusText(he.StatusCode()))
+		}
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, packfile.ErrEmptyPackfile):
+		return fmt.Errorf("fetch %s from %s: the pack ended early (the connection dropped?): %w", ref, remote, err)
 	}
 	return fmt.Errorf("fetch %s from %s: %w", ref, remote, err)
 }
