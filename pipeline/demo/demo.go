@@ -77,8 +77,11 @@ type Options struct {
 	// finds it. Needed only when the tarball is not in the cache yet.
 	Mirror string
 	Patch  []byte // default Patch
-	Log    io.Writer
-	Client *http.Client
+	// Branches are the release branches of the upstream (EnsureUpstream);
+	// default ReleaseBranches.
+	Branches []Divergence
+	Log      io.Writer
+	Client   *http.Client
 }
 
 // sig is the fixed author of the demo's commits: fixed so the hashes are the
