@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/go-git/go-git/v5/plumbing"
+
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/report"
@@ -28,6 +30,10 @@ type Config struct {
 	PR   int    // a pull request of Repo (default DefaultRepo)
 	Base string // base branch or ref; with PR, taken from GitHub when empty
 	Head string // head ref; with PR, refs/pull/N/head
+	// ExpectHead is the commit the head must be once fetched: the one a
+	// maintainer asked to run (the workflow's plan). A head that has
+	// moved since is bad input, found before anything is built.
+	ExpectHead string
 
 	BackportTo []string          // branches to apply the change to (PHP-8.4, ...)
 	Target     string            // run only this target of the plan (one CI job per target)
@@ -250,6 +256,9 @@ func (c *Config) validate() error {
 	}
 	if c.Post && c.PR == 0 && c.PostTo == "" {
 		return &results.InputError{Input: "--post", Err: fmt.Errorf("there is no pull request to post to: give --pr N or --post-to OWNER/REPO#N, or post a finished run with 'patchproof report --post --pr N --repo URL'")}
+	}
+	if c.ExpectHead != "" && (!plumbing.IsHash(c.ExpectHead) || strings.ToLower(c.ExpectHead) != c.ExpectHead) {
+		return &results.InputError{Input: "--expect-head " + c.ExpectHead, Err: errors.New("want a full commit hash (40 lowercase hex digits)")}
 	}
 	if !c.Demo() && c.PR == 0 && (c.Base == "" || c.Head == "") {
 		return &results.InputError{Input: "--repo " + c.Repo, Err: fmt.Errorf("--base and --head are needed with --repo")}

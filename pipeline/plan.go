@@ -56,6 +56,11 @@ func plan(ctx context.Context, cfg *Config, cache string, log io.Writer) ([]*Tar
 		repo.Close()
 		return nil, err
 	}
+	if cfg.ExpectHead != "" && t.Head.String() != cfg.ExpectHead {
+		repo.Close()
+		return nil, &results.InputError{Input: "--expect-head " + cfg.ExpectHead,
+			Err: fmt.Errorf("%s of %s is now %s: the head moved since it was planned; trigger patchproof again", head, remote, t.Head)}
+	}
 	backports, err := planBackports(ctx, cfg, t)
 	if err != nil {
 		repo.Close()

@@ -46,6 +46,8 @@ func TestBadFlagValues(t *testing.T) {
 		{"variants none", run("--variants", ","), "--variants ,"},
 		{"variants empty", run("--variants", ""), "--variants"},
 		{"backport-to empty item", run("--backport-to", "PHP-8.4,,PHP-8.5"), "--backport-to PHP-8.4,,PHP-8.5"},
+		{"expect-head abbreviated", run("--expect-head", "1a2b3c4"), "--expect-head 1a2b3c4"},
+		{"expect-head upper case", run("--expect-head", strings.Repeat("A", 40)), "--expect-head " + strings.Repeat("A", 40)},
 		{"head a pattern", run("--head", "*"), "--head *"},
 		{"base a pattern", []string{"run", "--repo", remote, "--base", "PHP-8.?", "--head", "mysqlnd-atomic-stats"}, "--base PHP-8.?"},
 		{"head a range", run("--head", "PHP-8.2..mysqlnd-atomic-stats"), "--head PHP-8.2..mysqlnd-atomic-stats"},

@@ -23,6 +23,7 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&cfg.Repo, "repo", "", "repository `URL|PATH` (default: the bundled demo)")
 	fs.StringVar(&cfg.Base, "base", "", "base branch or `REF`")
 	fs.StringVar(&cfg.Head, "head", "", "head `REF` (with --pr: refs/pull/N/head)")
+	fs.StringVar(&cfg.ExpectHead, "expect-head", "", "the `COMMIT` the head must be once fetched, as planned: a head that moved since is refused (exit 2)")
 	fs.StringVar(&backportTo, "backport-to", "", "apply the change to these `BRANCHES` too (comma-separated)")
 	fs.StringVar(&cfg.Target, "target", "", "run only the target `NAME` of the plan (a base branch), as one CI job of several")
 	fs.Var(backports, "backport", "an explicit backport `BRANCH=REF` (repeatable)")
