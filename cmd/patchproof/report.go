@@ -7,9 +7,12 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/patchproof/patchproof/pipeline"
+	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/report"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
@@ -24,7 +27,10 @@ sticky comment, and the head commit gets a status, as with 'patchproof run
 With no file, patchproof-out/results.json is read.
 
 Results merged must be of one repository, pull request and head commit,
-a target each. A run that did not finish (killed, interrupted) and, with
+a target each. With --expect-head (and --pr, --repo) they must be of the
+run that was planned: that repository, PR and head commit, and only the
+targets of --expect-targets; the validation workflow's report job checks
+the results it got from the runners so, before it posts anything. A run that did not finish (killed, interrupted) and, with
 --expect-targets, a target no file has, make the report incomplete: it
 says what did not finish, and the commit status is an error.
 
@@ -42,7 +48,7 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	fs := newFlagSet("report", stderr)
 	var files listFlag
 	var cfg pipeline.Config
-	var expect string
+	var expect, expectHead string
 	fs.Var(&files, "merge", "a results.json `FILE` to merge (repeatable; files may also follow the flags)")
 	fs.BoolVar(&cfg.Post, "post", false, "post the summary comment and commit status on the PR")
 	fs.BoolVar(&cfg.DryRun, "dry-run", false, "print what --post would post, and post nothing (implies --post)")
@@ -51,6 +57,7 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	fs.StringVar(&cfg.GitHubAPI, "github-api", "", "GitHub REST API `URL` (default $PATCHPROOF_GITHUB_API, else https://api.github.com/)")
 	fs.StringVar(&cfg.Out, "out", "", "write `DIR`/summary.md instead of printing the summary")
 	fs.StringVar(&expect, "expect-targets", "", "the `TARGETS` the results must cover, one per job (comma-separated): one missing makes the report incomplete")
+	fs.StringVar(&expectHead, "expect-head", "", "the planned head `COMMIT`: with --pr and --repo, every result must be of that PR and commit, and of --expect-targets only, or nothing is posted (exit 2)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, reportUsage)
 		fs.PrintDefaults()
@@ -86,6 +93,11 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	}
 	if err := checkMerge(files, rs); err != nil {
 		return err
+	}
+	if expectHead != "" {
+		if err := checkPlanned(files, rs, cfg, expectHead, expected); err != nil {
+			return err
+		}
 	}
 
 	cfg.Post = cfg.Post || cfg.DryRun
@@ -171,5 +183,47 @@ func (l *listFlag) String() string { return strings.Join(*l, ",") }
 
 func (l *listFlag) Set(s string) error {
 	*l = append(*l, s)
+	return nil
+}
+
+var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// checkPlanned rejects results that are not of the run that was planned:
+// another repository or PR, a target not in expected (when given), or a
+// target that validated another head than expectHead (a backport target:
+// made from another). The results come from machines that ran the PR's
+// code, and are checked before anything is posted with a write token.
+func checkPlanned(files []string, rs []*results.Result, cfg pipeline.Config, expectHead string, expected []string) error {
+	if !fullSHA.MatchString(expectHead) {
+		return &results.InputError{Input: "--expect-head " + expectHead, Err: errors.New("want a full commit hash")}
+	}
+	want, ok := github.ParseRepo(cfg.Repo)
+	if cfg.PR <= 0 || !ok {
+		return &results.InputError{Input: "--expect-head " + expectHead, Err: errors.New("needs --pr N and --repo URL: the pull request that was planned")}
+	}
+	for i, res := range rs {
+		bad := func(format string, a ...any) error {
+			return &results.InputError{Input: files[i], Err: fmt.Errorf("not a result of %s#%d at %s: %s", want, cfg.PR, expectHead[:12], fmt.Sprintf(format, a...))}
+		}
+		if got, ok := github.ParseRepo(res.Settings.Repo); !ok || !strings.EqualFold(got.Host, want.Host) ||
+			!strings.EqualFold(got.Owner, want.Owner) || !strings.EqualFold(got.Name, want.Name) {
+			return bad("its repository is %q", res.Settings.Repo)
+		}
+		if res.Settings.PR != cfg.PR {
+			return bad("its pull request is #%d", res.Settings.PR)
+		}
+		for _, t := range res.Targets {
+			if len(expected) > 0 && !slices.Contains(expected, t.Name) {
+				return bad("target %s was not planned", t.Name)
+			}
+			head := t.Head.Commit
+			if t.Backport != nil {
+				head = t.Backport.FromCommit
+			}
+			if head != "" && head != expectHead {
+				return bad("target %s validated %s", t.Name, head)
+			}
+		}
+	}
 	return nil
 }

@@ -343,3 +343,57 @@ func TestReportLocalRepositoryPostsNowhere(t *testing.T) {
 		t.Errorf("%d comments posted on php/php-src#4242", n)
 	}
 }
+
+// report --expect-head posts only results of the planned run: the
+// repository, PR and head commit, and planned targets; anything else is
+// refused (exit 2) before anything is posted.
+func TestReportExpectHead(t *testing.T) {
+	cleanEnv(t)
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	master := writeResult(t, jobResult("master", t0, results.StatusPassed))
+	backport := jobResult("PHP-8.4", t0, results.StatusPassed)
+	backport.Targets[0].Head.Commit = strings.Repeat("5", 40) // the backport commit
+	backport.Targets[0].Backport = &results.BackportResult{From: "master", Branch: "PHP-8.4", Applied: true, FromCommit: headSHA}
+	php84 := writeResult(t, backport)
+	stale := jobResult("PHP-8.4", t0, results.StatusPassed)
+	stale.Targets[0].Backport = &results.BackportResult{From: "master", Branch: "PHP-8.4", Applied: true, FromCommit: strings.Repeat("6", 40)}
+	stale.Targets[0].Head.Commit = strings.Repeat("5", 40)
+	stalePath := writeResult(t, stale)
+
+	planned := []string{"--pr", "4242", "--repo", pipeline.DefaultRepo, "--expect-head", headSHA}
+	tests := []struct {
+		name string
+		args []string
+		want string // in the refusal; "" for none
+	}{
+		{"the planned run", append(planned, "--expect-targets", "master,PHP-8.4", master, php84), ""},
+		{"the repository spelt otherwise", []string{"--pr", "4242", "--repo", "https://GitHub.com/PHP/php-src.git", "--expect-head", headSHA, master}, ""},
+		{"another head", []string{"--pr", "4242", "--repo", pipeline.DefaultRepo, "--expect-head", strings.Repeat("3", 40), master},
+			"not a result of php/php-src#4242 at 333333333333: target master validated " + headSHA},
+		{"another PR", []string{"--pr", "4243", "--repo", pipeline.DefaultRepo, "--expect-head", headSHA, master}, "its pull request is #4242"},
+		{"another repository", []string{"--pr", "4242", "--repo", "https://github.com/someone/php-src", "--expect-head", headSHA, master}, "its repository is"},
+		{"a target not planned", append(planned, "--expect-targets", "master", master, php84), "target PHP-8.4 was not planned"},
+		{"a backport of another head", append(planned, stalePath), "target PHP-8.4 validated 666666"},
+		{"no PR", []string{"--expect-head", headSHA, master}, "needs --pr N and --repo URL"},
+		{"not a commit", []string{"--pr", "4242", "--repo", pipeline.DefaultRepo, "--expect-head", "2c3d4e5", master}, "want a full commit hash"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := fakePR(t)
+			code, _, stderr := runReport(t, append([]string{"--post", "--github-api", f.URL()}, tt.args...)...)
+			n := len(f.Comments("php", "php-src", 4242))
+			if tt.want == "" {
+				if code != 0 || n != 1 {
+					t.Errorf("exit %d, %d comments; want 0 and one comment: %s", code, n, stderr)
+				}
+				return
+			}
+			if code != 2 || !strings.Contains(stderr, tt.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+				t.Errorf("exit %d, stderr %q; want 2 and one line naming %q", code, stderr, tt.want)
+			}
+			if n != 0 || len(f.Statuses("php", "php-src", headSHA)) != 0 {
+				t.Errorf("refused results were posted: %d comments", n)
+			}
+		})
+	}
+}
