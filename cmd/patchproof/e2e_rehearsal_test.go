@@ -1,0 +1,239 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/patchproof/patchproof/pipeline/results"
+)
+
+// The rehearsal of the production path: scripts/test runs scripts/rehearse
+// into PATCHPROOF_E2E_REHEARSAL after the demo's runs (its master target
+// builds what the demo built). These tests read what it saw.
+
+func rehearsal(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("PATCHPROOF_E2E_REHEARSAL")
+	if dir == "" {
+		t.Skip("PATCHPROOF_E2E_REHEARSAL is not set: scripts/test rehearses the workflow after the demo")
+	}
+	return dir
+}
+
+// planOutput reads one output of a run's plan job.
+func planOutput(t *testing.T, dir, run, key string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, run, "plan.env"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, key+"="); ok {
+			return v
+		}
+	}
+	t.Fatalf("%s's plan has no %s", run, key)
+	return ""
+}
+
+// apiComment is a comment as the fake's API listed it.
+type apiComment struct {
+	ID   int64  `json:"id"`
+	Body string `json:"body"`
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+func readText(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// The plan, a job per target over HTTP, the merge: one comment showing
+// master and PHP-8.4 validated and PHP-8.5's conflict by file and hunk,
+// one commit status, each job's exit status as the workflow would see it.
+func TestE2ERehearsalRun(t *testing.T) {
+	dir := rehearsal(t)
+	if got := planOutput(t, dir, "run1", "targets"); got != `["master","PHP-8.4","PHP-8.5"]` {
+		t.Errorf("the plan's targets are %s", got)
+	}
+	head := planOutput(t, dir, "run1", "head_sha")
+	if got := readText(t, filepath.Join(dir, "run1", "exit-codes")); got != "master 0\nPHP-8.4 0\nPHP-8.5 1" {
+		t.Errorf("the jobs' exit statuses:\n%s\nwant master 0, PHP-8.4 0, PHP-8.5 1 (its backport does not apply)", got)
+	}
+	if rc := readText(t, filepath.Join(dir, "run1", "report.log.rc")); rc != "1" {
+		t.Errorf("the report exited %s, want 1 (PHP-8.5's backport failed): %s", rc, readText(t, filepath.Join(dir, "run1", "report.log")))
+	}
+
+	// What each job found, from the artifacts the report merged.
+	art := func(target string) *results.Result {
+		res, err := results.Read(filepath.Join(dir, "run1", "artifacts", "patchproof-results-"+target, "results.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Targets) != 1 || res.Targets[0].Name != target {
+			t.Fatalf("the %s job's results have targets %+v", target, res.Targets)
+		}
+		return res
+	}
+	for _, target := range []string{"master", "PHP-8.4"} {
+		tg := art(target).Targets[0]
+		cd := tg.CodeDiff
+		if cd == nil || cd.NTS == nil || !cd.NTS.AllIdentical() || cd.NTS.Compared < 400 {
+			t.Errorf("%s: NTS %+v, want every mysqlnd function identical", target, cd)
+		}
+		if len(tg.Builds) != 2 {
+			t.Errorf("%s: %d builds, want base and head NTS", target, len(tg.Builds))
+		}
+		for _, b := range tg.Builds {
+			// master's trees are the demo's: its builds were the demo's.
+			if target == "master" && !b.Cached {
+				t.Errorf("master: %s was built again, want the demo's build", b.Label)
+			}
+		}
+	}
+	if tg := art("master").Targets[0]; tg.Head.Commit != head || tg.Base.Ref != "master" {
+		t.Errorf("master: head %s base %s, want %s on master", tg.Head.Commit, tg.Base.Ref, head)
+	}
+	if bp := art("PHP-8.4").Targets[0].Backport; bp == nil || !bp.Applied || bp.FromCommit != head {
+		t.Errorf("PHP-8.4: backport %+v, want applied (at an offset) from %s", bp, head)
+	}
+	bp := art("PHP-8.5").Targets[0].Backport
+	if bp == nil || bp.Applied || len(bp.Conflicts) != 1 {
+		t.Fatalf("PHP-8.5: backport %+v, want one conflicting hunk", bp)
+	}
+	conflict := bp.Conflicts[0]
+	if conflict.File != "ext/mysqlnd/mysqlnd_statistics.c" || !strings.HasPrefix(conflict.Hunk, "@@ -228,11 +238,7 @@") {
+		t.Errorf("PHP-8.5: conflict %+v, want ext/mysqlnd/mysqlnd_statistics.c @@ -228,11 +238,7 @@", conflict)
+	}
+
+	var comments []apiComment
+	readJSON(t, filepath.Join(dir, "run1", "comments.json"), &comments)
+	if len(comments) != 1 {
+		t.Fatalf("%d comments after run 1, want 1", len(comments))
+	}
+	body := comments[0].Body
+	for _, want := range []string{
+		"run=1001", "### master", "### PHP-8.4", "### PHP-8.5",
+		"applies cleanly onto PHP-8.4",
+		"does not apply onto PHP-8.5: 1 hunk failed",
+		"`ext/mysqlnd/mysqlnd_statistics.c`", "`" + conflict.Hunk + "`",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the comment lacks %q", want)
+		}
+	}
+	if strings.Count(body, "identical") < 2 {
+		t.Errorf("the comment shows %d NTS verdicts, want master's and PHP-8.4's", strings.Count(body, "identical"))
+	}
+
+	var statuses []struct {
+		State, Context, Description string
+	}
+	readJSON(t, filepath.Join(dir, "run1", "statuses.json"), &statuses)
+	if len(statuses) != 1 || statuses[0].State != "failure" || statuses[0].Context != "patchproof" ||
+		!strings.Contains(statuses[0].Description, "backport") {
+		t.Errorf("statuses on %s: %+v, want one failure naming the backport", head[:12], statuses)
+	}
+}
+
+// The PR's head moves: a job of the old plan is refused in one line (exit
+// 2), the next run updates the same comment and sets a status on the new
+// head, and the old run's report, posted again, leaves it alone.
+func TestE2ERehearsalHeadMoves(t *testing.T) {
+	dir := rehearsal(t)
+	old, moved := planOutput(t, dir, "run1", "head_sha"), planOutput(t, dir, "run2", "head_sha")
+	if old == moved {
+		t.Fatalf("run 2 planned the same head %s", old)
+	}
+	if rc := readText(t, filepath.Join(dir, "run1", "job-moved.rc")); rc != "2" {
+		t.Errorf("a job of run 1's plan after the push exited %s, want 2", rc)
+	}
+	log := readText(t, filepath.Join(dir, "run1", "job-moved.log"))
+	var errLines []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.HasPrefix(l, "patchproof: ") {
+			errLines = append(errLines, l)
+		}
+	}
+	if len(errLines) != 1 || !strings.Contains(errLines[0], "--expect-head "+old) || !strings.Contains(errLines[0], moved) ||
+		!strings.Contains(errLines[0], "moved") {
+		t.Errorf("the refused job said %q, want one line naming %s and %s", errLines, old, moved)
+	}
+	if got := readText(t, filepath.Join(dir, "run2", "exit-codes")); got != "master 0\nPHP-8.4 0\nPHP-8.5 1" {
+		t.Errorf("run 2's jobs: %s", got)
+	}
+
+	var first, second, final []apiComment
+	readJSON(t, filepath.Join(dir, "run1", "comments.json"), &first)
+	readJSON(t, filepath.Join(dir, "run2", "comments.json"), &second)
+	readJSON(t, filepath.Join(dir, "comments-final.json"), &final)
+	if len(first) != 1 || len(second) != 1 || len(final) != 1 {
+		t.Fatalf("comments: %d, %d, %d after run 1, run 2 and the stale report; want one each time", len(first), len(second), len(final))
+	}
+	if second[0].ID != first[0].ID || !strings.Contains(second[0].Body, "run=1002") {
+		t.Errorf("run 2 did not update comment %d with its run (comment %d)", first[0].ID, second[0].ID)
+	}
+	if final[0].ID != first[0].ID || final[0].Body != second[0].Body {
+		t.Errorf("run 1's report, posted after run 2's, changed the comment:\n%.300s", final[0].Body)
+	}
+	if log := readText(t, filepath.Join(dir, "run1", "report-stale.log")); !strings.Contains(log, "comment skipped-older") {
+		t.Errorf("the stale report says:\n%s\nwant comment skipped-older", log)
+	}
+	var statuses []struct{ State string }
+	readJSON(t, filepath.Join(dir, "run2", "statuses.json"), &statuses)
+	if len(statuses) != 1 {
+		t.Errorf("%d statuses on the new head, want 1", len(statuses))
+	}
+}
+
+// The first fetch fills a cold mirror; after the push the next fetches
+// only the new commit: the mirror hardly grows.
+func TestE2ERehearsalFetch(t *testing.T) {
+	dir := rehearsal(t)
+	type fetch struct {
+		Wall     float64 `json:"wall_s"`
+		Export   float64 `json:"export_s"`
+		MirrorKB int64   `json:"mirror_kb"`
+	}
+	var cold, warm fetch
+	readJSON(t, filepath.Join(dir, "run1", "fetch-cold.json"), &cold)
+	readJSON(t, filepath.Join(dir, "run2", "fetch-warm.json"), &warm)
+	t.Logf("cold: %.1f s (%.1f s of it exporting), mirror %d KiB; warm: %.1f s (%.1f s exporting), mirror %d KiB",
+		cold.Wall, cold.Export, cold.MirrorKB, warm.Wall, warm.Export, warm.MirrorKB)
+	if log := readText(t, filepath.Join(dir, "run1", "fetch-cold.log")); !strings.Contains(log, "creating mirror of ") {
+		t.Errorf("the first fetch did not create the mirror: it was not cold")
+	}
+	if log := readText(t, filepath.Join(dir, "run2", "fetch-warm.log")); strings.Contains(log, "creating mirror of ") {
+		t.Errorf("the fetch after the push created a mirror again")
+	}
+	if cold.MirrorKB < 10_000 {
+		t.Errorf("the cold mirror is %d KiB, want the whole release tree", cold.MirrorKB)
+	}
+	if grown := warm.MirrorKB - cold.MirrorKB; grown > cold.MirrorKB/100 {
+		t.Errorf("the warm fetch grew the mirror by %d KiB, want only the new commit (< 1%% of %d KiB)", grown, cold.MirrorKB)
+	}
+	if warm.Wall-warm.Export >= cold.Wall-cold.Export {
+		t.Errorf("the warm fetch took %.1f s, no less than the cold one's %.1f s", warm.Wall-warm.Export, cold.Wall-cold.Export)
+	}
+	note := readText(t, filepath.Join(dir, "note.md"))
+	if !strings.Contains(note, "fetch-cold") || !strings.Contains(note, "### PHP-8.5") {
+		t.Errorf("the note lacks the fetch times or the comment:\n%.500s", note)
+	}
+}
