@@ -18,7 +18,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 // window sends the warm-up requests, then calls measure around exactly n
 // requests and counts the database connections opened meanwhile.
-func (b *bencher) window(ctx context.Context, s *httpd.Server, dir string, n int, measure func(inside func() error) error) (*int64, []string, error) {
+func (b *bencher) window(ctx context.Context, s *httpd.Server, n int, measure func(inside func() error) error) (*int64, []string, error) {
 	o := b.opt
 	url := s.URL(o.Workload.Path)
 	fo := load.FixedOptions{Concurrency: o.WindowConcurrency, Header: o.Workload.Header}
@@ -83,7 +83,7 @@ func (b *bencher) lockRun(ctx context.Context, a arm, dir string, smp *Sample) (
 		d     lockcount.Delta
 		after lockcount.Snapshot
 	)
-	nc, warnings, err := b.window(wctx, s, dir, o.LockRequests, func(inside func() error) error {
+	nc, warnings, err := b.window(wctx, s, o.LockRequests, func(inside func() error) error {
 		before, err := lockcount.Settle(wctx, tables, settleQuiet)
 		if err != nil {
 			return err
@@ -199,7 +199,7 @@ func (b *bencher) instrRun(ctx context.Context, a arm, dir string, smp *Sample) 
 		return callgrind.WaitDumps(wctx, out, n)
 	}
 	var ds []callgrind.Dump
-	nc, warnings, err := b.window(wctx, s, dir, o.CallgrindRequests, func(inside func() error) error {
+	nc, warnings, err := b.window(wctx, s, o.CallgrindRequests, func(inside func() error) error {
 		if _, err := mark(1); err != nil {
 			return err
 		}

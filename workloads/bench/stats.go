@@ -28,16 +28,40 @@ type measureDef struct {
 // and a cost of statistics is hundreds of calls or none.
 const lockResolution = 0.5
 
+// fromLocks, fromInstructions and fromCPU read a measure from the part of
+// a sample it comes from, when the sample has that part.
+func fromLocks(f func(*LockSample) float64) func(*Sample) (float64, bool) {
+	return func(s *Sample) (float64, bool) {
+		if s.Locks == nil {
+			return 0, false
+		}
+		return f(s.Locks), true
+	}
+}
+
+func fromInstructions(f func(*InstructionSample) float64) func(*Sample) (float64, bool) {
+	return func(s *Sample) (float64, bool) {
+		if s.Instructions == nil {
+			return 0, false
+		}
+		return f(s.Instructions), true
+	}
+}
+
+func fromCPU(f func(*CPUSample) float64) func(*Sample) (float64, bool) {
+	return func(s *Sample) (float64, bool) {
+		if s.CPU == nil {
+			return 0, false
+		}
+		return f(s.CPU), true
+	}
+}
+
 // measureDefs lists the reported measures in the order the report shows
 // them: the exact counts first, the noisy timings last.
 var measureDefs = []measureDef{
 	{lockCalls, "locks/req", "lock calls/req", benchstat.LowerIsBetter, false, MeasureLocks,
-		func(s *Sample) (float64, bool) {
-			if s.Locks == nil {
-				return 0, false
-			}
-			return s.Locks.LocksPerRequest, true
-		}, lockResolution},
+		fromLocks(func(l *LockSample) float64 { return l.LocksPerRequest }), lockResolution},
 	// The same mutex in every arm, named by its owner; the busiest mutex
 	// of an arm with statistics off is another one.
 	{"stats_mutex_locks", "stats-mutex-locks/req", "statistics mutex calls/req", benchstat.LowerIsBetter, false, MeasureLocks,
@@ -48,68 +72,23 @@ var measureDefs = []measureDef{
 			return s.Locks.StatsMutex.LocksPerRequest, true
 		}, lockResolution},
 	{"shared_locks", "shared-locks/req", "on shared mutexes", benchstat.LowerIsBetter, false, MeasureLocks,
-		func(s *Sample) (float64, bool) {
-			if s.Locks == nil {
-				return 0, false
-			}
-			return s.Locks.SharedLocksPerRequest, true
-		}, lockResolution},
+		fromLocks(func(l *LockSample) float64 { return l.SharedLocksPerRequest }), lockResolution},
 	{"per_thread_locks", "per-thread-locks/req", "on per-thread mutexes", benchstat.LowerIsBetter, false, MeasureLocks,
-		func(s *Sample) (float64, bool) {
-			if s.Locks == nil {
-				return 0, false
-			}
-			return s.Locks.PerThreadLocksPerRequest, true
-		}, lockResolution},
+		fromLocks(func(l *LockSample) float64 { return l.PerThreadLocksPerRequest }), lockResolution},
 	{"instructions", "instr/req", "instructions/req", benchstat.LowerIsBetter, false, MeasureInstructions,
-		func(s *Sample) (float64, bool) {
-			if s.Instructions == nil {
-				return 0, false
-			}
-			return s.Instructions.InstructionsPerRequest, true
-		}, 0},
+		fromInstructions(func(i *InstructionSample) float64 { return i.InstructionsPerRequest }), 0},
 	{cpuMeasure, "ms-cpu/req", "CPU ms/req", benchstat.LowerIsBetter, true, MeasureCPU,
-		func(s *Sample) (float64, bool) {
-			if s.CPU == nil {
-				return 0, false
-			}
-			return s.CPU.CPUMsPerRequest, true
-		}, 0},
+		fromCPU(func(c *CPUSample) float64 { return c.CPUMsPerRequest }), 0},
 	{"cpu_user", "ms-user/req", "user ms/req", benchstat.LowerIsBetter, true, MeasureCPU,
-		func(s *Sample) (float64, bool) {
-			if s.CPU == nil {
-				return 0, false
-			}
-			return s.CPU.UserMsPerRequest, true
-		}, 0},
+		fromCPU(func(c *CPUSample) float64 { return c.UserMsPerRequest }), 0},
 	{"cpu_system", "ms-sys/req", "system ms/req", benchstat.LowerIsBetter, true, MeasureCPU,
-		func(s *Sample) (float64, bool) {
-			if s.CPU == nil {
-				return 0, false
-			}
-			return s.CPU.SystemMsPerRequest, true
-		}, 0},
+		fromCPU(func(c *CPUSample) float64 { return c.SystemMsPerRequest }), 0},
 	{"voluntary_switches", "vcsw/req", "voluntary switches/req", benchstat.LowerIsBetter, true, MeasureCPU,
-		func(s *Sample) (float64, bool) {
-			if s.CPU == nil {
-				return 0, false
-			}
-			return s.CPU.VoluntarySwitchesPerRequest, true
-		}, 0},
+		fromCPU(func(c *CPUSample) float64 { return c.VoluntarySwitchesPerRequest }), 0},
 	{"involuntary_switches", "ivcsw/req", "involuntary switches/req", benchstat.LowerIsBetter, true, MeasureCPU,
-		func(s *Sample) (float64, bool) {
-			if s.CPU == nil {
-				return 0, false
-			}
-			return s.CPU.InvoluntarySwitchesPerRequest, true
-		}, 0},
+		fromCPU(func(c *CPUSample) float64 { return c.InvoluntarySwitchesPerRequest }), 0},
 	{"throughput", "req/s", "req/s", benchstat.HigherIsBetter, true, MeasureCPU,
-		func(s *Sample) (float64, bool) {
-			if s.CPU == nil {
-				return 0, false
-			}
-			return s.CPU.RequestsPerSec, true
-		}, 0},
+		fromCPU(func(c *CPUSample) float64 { return c.RequestsPerSec }), 0},
 }
 
 func resolvedThresholds(th benchstat.Thresholds) Thresholds {
