@@ -52,9 +52,9 @@ type Config struct {
 	Cache     string // mirrors, demo, build cache; default cachedir.Default()
 
 	ExpectNTSNoop bool // changed NTS machine code fails the run
-	// Bench is the benchmark's settings: "quick" (CI: 4 passes of 3 s,
-	// 200-request windows) or "report" (the report's: 50 connections, 20 s,
-	// 6 passes), for runners.
+	// Bench is the benchmark's settings: "quick" (40 CPU windows of 1 s,
+	// 200-request counted windows) or "report" (30 of 2 s, 1000-request
+	// counted windows), for runners.
 	Bench   string
 	Threads int // PHP threads of the benchmark's and the concurrency check's server; default 16
 	// Sweep lists the thread counts at which the benchmark also measures

@@ -34,7 +34,7 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.IntVar(&cfg.Jobs, "jobs", 0, "concurrent builds and test runs (default: CPUs/2)")
 	fs.StringVar(&cfg.Out, "out", "patchproof-out", "run `DIR`: results.json, summary.md, logs, trees")
 	fs.StringVar(&cfg.Cache, "cache", "", "cache `DIR`: mirrors, demo, builds (default ~/.cache/patchproof)")
-	fs.StringVar(&cfg.Bench, "bench", "quick", "benchmark settings: quick (CI) or report (16 threads, 50 connections, 20 s, 6 passes)")
+	fs.StringVar(&cfg.Bench, "bench", "quick", "benchmark settings: quick (40 CPU windows of 1 s) or report (30 of 2 s, longer counted windows)")
 	var threads string
 	fs.StringVar(&threads, "threads", "", "PHP threads of the benchmark's and the concurrency check's server (default 16); a `LIST` such as 1,2,4,8,16,32 also measures the CPU cost of statistics at each count (the scaling chart), the full benchmark at 16 or the largest")
 	var measures string
@@ -42,7 +42,7 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.BoolVar(&cfg.AA, "aa", false, "benchmark base against itself as if it were head (A/A: every verdict is a false one)")
 	fs.BoolVar(&cfg.NoPin, "no-pin", false, "leave the benchmark unpinned on a small machine (by default, with 4 CPUs or fewer and no --*-cpus, the server gets half of them)")
 	fs.IntVar(&cfg.RaceRequests, "race-requests", 0, "requests the concurrency check serves at once on each ZTS build (default 20000)")
-	fs.IntVar(&cfg.Passes, "passes", 0, "benchmark CPU passes (default 12 of 3 s quick, 20 of 5 s report)")
+	fs.IntVar(&cfg.Passes, "passes", 0, "benchmark CPU passes (default 40 of 1 s quick, 30 of 2 s report)")
 	fs.StringVar(&cfg.ServerCPUs, "server-cpus", "", "pin the benchmark's server to `CPUS` (taskset list)")
 	fs.StringVar(&cfg.LoadCPUs, "load-cpus", "", "pin wrk to `CPUS`")
 	fs.StringVar(&cfg.DBCPUs, "db-cpus", "", "pin MariaDB to `CPUS`")

@@ -26,11 +26,11 @@
 //     - Instructions: the server under callgrind (apache2 -X), counted over
 //     exactly Options.CallgrindRequests requests between marker requests
 //     (workloads/callgrind). Repeatable to a fraction of a percent.
-//  2. The CPU block: one warm server per arm, started once (in a cgroup of
-//     its own, without address space randomisation) and warmed with wrk,
-//     then Options.Passes short windows per arm (12 of 3 s quick, 20 of 5 s
-//     report) in the balanced order, so that a pass's on and off windows
-//     are seconds apart. Per window: the server's CPU time (cgroup v2,
+//  2. The CPU block: Options.Passes short windows per arm (40 of 1 s quick,
+//     30 of 2 s report) in the balanced order, so that a pass's on and off
+//     windows are seconds apart, on warm servers, one per arm (each in a
+//     cgroup of its own, without address space randomisation, warmed with
+//     wrk), replaced by fresh ones every Options.PassesPerServer passes. Per window: the server's CPU time (cgroup v2,
 //     container cgroup, or /proc: Result.CPUSource) in user and system
 //     mode, its threads' context switches, the machine's steal and CPU
 //     pressure, divided by the requests; with req/s and latency. A window

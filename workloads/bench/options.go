@@ -103,7 +103,7 @@ type Options struct {
 	Threads     int           // PHP threads; default 16
 	Connections int           // wrk -c; default 3/4 of Threads, quick Threads/2 (see reportConnections)
 	LoadThreads int           // wrk -t; default 4, quick 2
-	Passes      int           // CPU passes of the block; default 30, quick 24
+	Passes      int           // CPU passes of the block; default 30, quick 40
 	Duration    time.Duration // each measured wrk run, whole seconds; default 2s, quick 1s
 	Warmup      time.Duration // wrk against each fresh server before its passes; default 3s, quick 1s
 	// PassesPerServer is how many passes a CPU block's servers serve
@@ -190,7 +190,7 @@ const (
 	defaultProfileDuration = 5 * time.Second
 	defaultLockRequests    = 1000
 	defaultCallgrindReqs   = 500
-	quickPasses            = 24
+	quickPasses            = 40
 	quickCountedPasses     = 1
 	quickLoadThreads       = 2
 	quickDuration          = 1 * time.Second
