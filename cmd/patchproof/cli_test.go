@@ -5,13 +5,38 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/patchproof/patchproof/pipeline/demo"
 )
+
+// writeTarGz writes files (path → content) as DIR/php.tar.gz, a release
+// tarball for demo.Build.
+func writeTarGz(t *testing.T, dir string, files map[string]string) string {
+	t.Helper()
+	var raw bytes.Buffer
+	tw := tar.NewWriter(&raw)
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		body := files[name]
+		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg})
+		tw.Write([]byte(body))
+	}
+	tw.Close()
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write(raw.Bytes())
+	zw.Close()
+	tarball := filepath.Join(dir, "php.tar.gz")
+	if err := os.WriteFile(tarball, gz.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return tarball
+}
 
 // smallPHPRepo makes a php-src-shaped repository with the demo's branches
 // (PHP-8.2 and mysqlnd-atomic-stats) from a tiny tarball.
@@ -21,8 +46,6 @@ func smallPHPRepo(t *testing.T) string { return smallRepo(t, true) }
 // is false: not a php-src tree.
 func smallRepo(t *testing.T, php bool) string {
 	t.Helper()
-	var raw bytes.Buffer
-	tw := tar.NewWriter(&raw)
 	files := map[string]string{
 		"php/ext/mysqlnd/mysqlnd.c":    "int a;\n",
 		"php/ext/mysqlnd/statistics.h": "#define LOCK(x) lock(x)\n",
@@ -30,18 +53,8 @@ func smallRepo(t *testing.T, php bool) string {
 	if php {
 		files["php/main/php_version.h"] = "#define PHP_VERSION \"8.2.99\"\n"
 	}
-	for name, body := range files {
-		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg})
-		tw.Write([]byte(body))
-	}
-	tw.Close()
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write(raw.Bytes())
-	zw.Close()
 	dir := t.TempDir()
-	tarball := filepath.Join(dir, "php.tar.gz")
-	os.WriteFile(tarball, gz.Bytes(), 0o644)
+	tarball := writeTarGz(t, dir, files)
 	patch := "change\n\ndiff --git a/ext/mysqlnd/statistics.h b/ext/mysqlnd/statistics.h\n--- a/ext/mysqlnd/statistics.h\n+++ b/ext/mysqlnd/statistics.h\n@@ -1 +1 @@\n-#define LOCK(x) lock(x)\n+#define LOCK(x)\n"
 	repo := filepath.Join(dir, "php-src.git")
 	if err := demo.Build(context.Background(), tarball, "8.2.99", []byte(patch), repo); err != nil {

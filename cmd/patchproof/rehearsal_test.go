@@ -1,9 +1,7 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/hex"
 	"math/rand/v2"
@@ -52,20 +50,8 @@ func rehearsalUpstream(t *testing.T, php bool) string {
 	if php {
 		files["php/main/php_version.h"] = "#define PHP_VERSION \"8.2.99\"\n"
 	}
-	var raw bytes.Buffer
-	tw := tar.NewWriter(&raw)
-	for name, body := range files {
-		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg})
-		tw.Write([]byte(body))
-	}
-	tw.Close()
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write(raw.Bytes())
-	zw.Close()
 	dir := t.TempDir()
-	tarball := filepath.Join(dir, "php.tar.gz")
-	os.WriteFile(tarball, gz.Bytes(), 0o644)
+	tarball := writeTarGz(t, dir, files)
 	change := "mysqlnd: no lock\n\ndiff --git a/ext/mysqlnd/statistics.h b/ext/mysqlnd/statistics.h\n--- a/ext/mysqlnd/statistics.h\n+++ b/ext/mysqlnd/statistics.h\n" +
 		"@@ -1,3 +1,3 @@\n #ifdef ZTS\n-#define LOCK(x) lock(x)\n+#define LOCK(x)\n #endif\n"
 	src := filepath.Join(dir, "demo.git")
@@ -143,17 +129,6 @@ func moveHead(t *testing.T, up string) (from, to plumbing.Hash) {
 	return c.Hash, h
 }
 
-// packBytes sums the bytes of the packs the fake has sent.
-func packBytes(f *githubfake.Fake) int64 {
-	var n int64
-	for _, r := range f.Requests() {
-		if strings.HasSuffix(r.Path, "/git-upload-pack") {
-			n += r.Bytes
-		}
-	}
-	return n
-}
-
 // A job per target over HTTP: the first fetches everything into a cold
 // mirror, the next nothing, and after a push only the new commit; each
 // job validates its own target of one plan (the PR's base branch asked of
@@ -174,7 +149,7 @@ func TestRehearsalJobs(t *testing.T) {
 	if code, msg := job(t, f, cache, out, "--repo", url, "--pr", rehearsalPR, "--target", "master"); code != 0 {
 		t.Fatalf("master: exit %d: %s", code, msg)
 	}
-	cold := packBytes(f)
+	cold := f.PackBytes()
 	// big.txt is 150 kB of randomness, however compressed.
 	if cold < 120_000 {
 		t.Errorf("the cold fetch brought %d bytes, want the whole repository (> 120000)", cold)
@@ -203,17 +178,17 @@ func TestRehearsalJobs(t *testing.T) {
 	if bp == nil || bp.Applied || len(bp.Conflicts) != 1 || bp.Conflicts[0].File != "ext/mysqlnd/statistics.h" || bp.Conflicts[0].Hunk != "@@ -1,3 +1,3 @@" {
 		t.Errorf("PHP-8.5: backport %+v, want one conflict in ext/mysqlnd/statistics.h @@ -1,3 +1,3 @@", bp)
 	}
-	if n := packBytes(f) - cold; n != 0 {
+	if n := f.PackBytes() - cold; n != 0 {
 		t.Errorf("the warm jobs fetched %d bytes, want none: nothing was pushed", n)
 	}
 
 	_, moved := moveHead(t, up)
-	before := packBytes(f)
+	before := f.PackBytes()
 	out2 := filepath.Join(t.TempDir(), "master2")
 	if code, msg := job(t, f, cache, out2, "--repo", url, "--pr", rehearsalPR, "--base", "master", "--expect-head", moved.String(), "--target", "master"); code != 0 {
 		t.Fatalf("after the push: exit %d: %s", code, msg)
 	}
-	if n := packBytes(f) - before; n <= 0 || n > 2000 {
+	if n := f.PackBytes() - before; n <= 0 || n > 2000 {
 		t.Errorf("after the push the fetch brought %d bytes, want only the new commit's objects (< 2000)", n)
 	}
 	if got := read(out2).Targets[0].Head.Commit; got != moved.String() {

@@ -256,7 +256,7 @@ func (g ProcessGroup) Usage() (Usage, error) {
 }
 
 type stat struct {
-	ppid, pgrp                   int
+	pgrp                         int
 	utime, stime, cutime, cstime int64
 }
 
@@ -269,7 +269,7 @@ func parseStat(s string) (stat, error) {
 		return stat{}, errors.New("no command name")
 	}
 	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state); ppid is field 4, pgrp 5, utime..cstime 14..17.
+	// f[0] is field 3 (state); pgrp is field 5, utime..cstime 14..17.
 	if len(f) < 15 {
 		return stat{}, fmt.Errorf("%d fields", len(f)+2)
 	}
@@ -282,7 +282,7 @@ func parseStat(s string) (stat, error) {
 		}
 		return v
 	}
-	st.ppid, st.pgrp = int(num(4)), int(num(5))
+	st.pgrp = int(num(5))
 	st.utime, st.stime, st.cutime, st.cstime = num(14), num(15), num(16), num(17)
 	return st, err
 }

@@ -18,9 +18,9 @@ func TestParseStat(t *testing.T) {
 		err        bool
 	}{
 		{"plain", "1234 (apache2) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 3 4 20 0 18 0 100 0 0",
-			stat{ppid: 1, pgrp: 1234, utime: 250, stime: 50, cutime: 3, cstime: 4}, false},
+			stat{pgrp: 1234, utime: 250, stime: 50, cutime: 3, cstime: 4}, false},
 		{"name with spaces and parens", "77 (a b) (c)) R 1 900 900 0 -1 0 0 0 0 0 1 2 3 4 20 0 1 0",
-			stat{ppid: 1, pgrp: 900, utime: 1, stime: 2, cutime: 3, cstime: 4}, false},
+			stat{pgrp: 900, utime: 1, stime: 2, cutime: 3, cstime: 4}, false},
 		{"truncated", "77 (x) R 1 2 3", stat{}, true},
 		{"no name", "77 x R", stat{}, true},
 	}

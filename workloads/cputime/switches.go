@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/patchproof/patchproof/internal/proc"
 )
 
 // Switches counts context switches: voluntary ones (a thread that blocked,
@@ -32,7 +33,7 @@ func (s Switches) Sub(before Switches) Switches {
 // two reads is exact for a server whose threads outlive the window, as
 // Apache's do with ServerLimit 1.
 func TreeSwitches(root int) (Switches, error) {
-	pids, err := Tree(root)
+	pids, err := proc.Tree(root)
 	if err != nil {
 		return Switches{}, fmt.Errorf("read context switches: %w", err)
 	}
@@ -56,39 +57,6 @@ func TreeSwitches(root int) (Switches, error) {
 		}
 	}
 	return sum, nil
-}
-
-// Tree lists root and its descendants, root first: the processes of a
-// server, whether or not they share its process group.
-func Tree(root int) ([]int, error) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, err
-	}
-	children := map[int][]int{}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		st, err := parseStat(string(b))
-		if err != nil {
-			continue
-		}
-		children[st.ppid] = append(children[st.ppid], pid)
-	}
-	if _, err := os.Stat(fmt.Sprintf("/proc/%d", root)); err != nil {
-		return nil, fmt.Errorf("process %d: %w", root, err)
-	}
-	out := []int{root}
-	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i]]...)
-	}
-	return out, nil
 }
 
 func parseSwitches(b []byte) (Switches, error) {

@@ -9,13 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/patchproof/patchproof/internal/childenv"
+	"github.com/patchproof/patchproof/internal/proc"
 )
 
 // Options are Record's settings; the zero value, with a Dir, works.
@@ -121,13 +121,13 @@ func Record(ctx context.Context, pid int, opt Options) (*Profile, error) {
 }
 
 func record(ctx context.Context, perf string, pid int, opt Options, p *Profile) (*Profile, error) {
-	p.PIDs = withDescendants(pid)
+	p.PIDs = descendants(pid)
 	stderr, err := recordPIDs(ctx, perf, p.PIDs, opt, p.Data)
 	// A child that exits between the look at /proc and perf's start
 	// fails the whole record ("No such process"); Apache replaces its
 	// children now and then, so the tree is looked at once more.
 	if err != nil && ctx.Err() == nil && len(p.PIDs) > 1 && alive(pid) {
-		p.PIDs = withDescendants(pid)
+		p.PIDs = descendants(pid)
 		stderr, err = recordPIDs(ctx, perf, p.PIDs, opt, p.Data)
 	}
 	if err != nil {
@@ -264,55 +264,15 @@ func writeFile(path string, write func(io.Writer) error) error {
 	return f.Close()
 }
 
-// withDescendants is pid and the processes descended from it, read from
-// /proc: pid first, then the others in order of PID. A process that is not
-// there (gone, or never was) has none, and perf says what is wrong.
-func withDescendants(pid int) []int {
-	parents := map[int][]int{}
-	dirs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, d := range dirs {
-		id, err := strconv.Atoi(filepath.Base(d))
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(d + "/stat")
-		if err != nil {
-			continue // ended since the glob
-		}
-		if ppid, ok := statPPID(string(b)); ok {
-			parents[ppid] = append(parents[ppid], id)
-		}
+// descendants is pid and the processes descended from it (Apache's work
+// happens in its child); just pid when /proc no longer has it, for perf to
+// report.
+func descendants(pid int) []int {
+	pids, err := proc.Tree(pid)
+	if err != nil {
+		return []int{pid}
 	}
-	var desc []int
-	queue := []int{pid}
-	for len(queue) > 0 {
-		p := queue[0]
-		queue = queue[1:]
-		for _, c := range parents[p] {
-			if c != pid && !slices.Contains(desc, c) {
-				desc = append(desc, c)
-				queue = append(queue, c)
-			}
-		}
-	}
-	slices.Sort(desc)
-	return append([]int{pid}, desc...)
-}
-
-// statPPID is field 4 of a /proc/PID/stat line. The command name, field
-// 2, is in parentheses and may hold spaces and parentheses: the fields are
-// counted after the last ')'.
-func statPPID(stat string) (int, bool) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(stat[i+1:]) // state, ppid, ...
-	if len(f) < 2 {
-		return 0, false
-	}
-	ppid, err := strconv.Atoi(f[1])
-	return ppid, err == nil
+	return pids
 }
 
 func alive(pid int) bool {

@@ -387,6 +387,20 @@ func (f *Fake) Requests() []Request {
 	return slices.Clone(f.log)
 }
 
+// PackBytes is the bytes of the pack answers (git-upload-pack) sent so
+// far: what fetches cost.
+func (f *Fake) PackBytes() int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var n int64
+	for _, r := range f.log {
+		if strings.HasSuffix(r.Path, "/git-upload-pack") {
+			n += r.Bytes
+		}
+	}
+	return n
+}
+
 // Count returns how many requests answered so far match method ("" for any)
 // and the path prefix.
 func (f *Fake) Count(method, pathPrefix string) int {

@@ -90,17 +90,6 @@ func fetch(url, into string) error {
 	return err
 }
 
-// packBytes sums the bytes of the pack answers the fake has sent.
-func packBytes(f *githubfake.Fake) int64 {
-	var n int64
-	for _, r := range f.Requests() {
-		if strings.HasSuffix(r.Path, "/git-upload-pack") {
-			n += r.Bytes
-		}
-	}
-	return n
-}
-
 // The fake serves a repository over git's smart HTTP, at both URL forms
 // GitHub has; a fetch after a push brings only the new objects, and the
 // PR's head follows the ref.
@@ -124,7 +113,7 @@ func TestServeGit(t *testing.T) {
 	if err := fetch(f.GitURL("php", "php-src"), mirror); err != nil {
 		t.Fatalf("cold fetch: %v", err)
 	}
-	cold := packBytes(f)
+	cold := f.PackBytes()
 	// 200,000 hex digits of random bytes: 100 kB, however compressed.
 	if cold < 80_000 {
 		t.Errorf("the cold fetch's pack is %d bytes, want the whole repository (> 80000)", cold)
@@ -140,7 +129,7 @@ func TestServeGit(t *testing.T) {
 	if err := fetch(strings.TrimSuffix(f.GitURL("php", "php-src"), ".git"), mirror); err != nil {
 		t.Fatalf("warm fetch: %v", err)
 	}
-	if warm := packBytes(f) - cold; warm <= 0 || warm > 2000 {
+	if warm := f.PackBytes() - cold; warm <= 0 || warm > 2000 {
 		t.Errorf("the warm fetch's pack is %d bytes, want only the new commit's objects (< 2000)", warm)
 	}
 	m, _ := git.PlainOpen(mirror)
