@@ -27,17 +27,6 @@ type block struct {
 	warmup      time.Duration
 }
 
-// keepAlive is the block's keep-alive setting (see Options.keepAlive).
-func (b *bencher) blockKeepAlive(bl block) bool {
-	switch b.opt.KeepAlive {
-	case KeepAliveOn:
-		return true
-	case KeepAliveOff:
-		return false
-	}
-	return bl.connections < bl.threads
-}
-
 // blockServer is an arm's warm server in a block.
 type blockServer struct {
 	arm   arm
@@ -141,7 +130,7 @@ func (b *bencher) blockServer(ctx context.Context, a arm, bl block, round int) (
 	o := b.opt
 	so := b.serverOptions(a, filepath.Join(o.Dir, bl.name, fmt.Sprintf("round-%02d", round), a.String()))
 	so.Threads = bl.threads
-	so.KeepAliveOff = !b.blockKeepAlive(bl)
+	so.KeepAliveOff = !o.keepAliveWith(bl.connections, bl.threads)
 	if so.Container != nil {
 		// A block's servers run at once in the database container's
 		// network namespace: a port each.

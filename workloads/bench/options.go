@@ -342,14 +342,19 @@ func (o *Options) autoPin(cpus []int) {
 func reportConnections(threads int) int { return max(1, threads*3/4) }
 
 // keepAlive is the CPU passes' keep-alive setting.
-func (o Options) keepAlive() bool {
+func (o Options) keepAlive() bool { return o.keepAliveWith(o.Connections, o.Threads) }
+
+// keepAliveWith is the keep-alive setting of a load of connections on a
+// server of threads: as given, else on when there are fewer connections
+// than threads.
+func (o Options) keepAliveWith(connections, threads int) bool {
 	switch o.KeepAlive {
 	case KeepAliveOn:
 		return true
 	case KeepAliveOff:
 		return false
 	}
-	return o.Connections < o.Threads
+	return connections < threads
 }
 
 func (o Options) wants(m Measure) bool { return slices.Contains(o.Measures, m) }

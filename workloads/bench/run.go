@@ -65,6 +65,19 @@ func balancedOrder(as []arm, p int) []arm {
 	return out
 }
 
+// passOrders is the order of the arms in each of n passes.
+func passOrders(as []arm, n int) []Pass {
+	var ps []Pass
+	for p := 1; p <= n; p++ {
+		pass := Pass{Pass: p}
+		for _, a := range balancedOrder(as, p) {
+			pass.Order = append(pass.Order, a.Arm)
+		}
+		ps = append(ps, pass)
+	}
+	return ps
+}
+
 // bencher carries what the passes share.
 type bencher struct {
 	opt      Options
@@ -103,13 +116,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		b.res.Arms = append(b.res.Arms, ra)
 		byArm[ra.Name] = ra
 	}
-	for p := 1; p <= opt.Passes; p++ {
-		pass := Pass{Pass: p}
-		for _, a := range balancedOrder(arms, p) {
-			pass.Order = append(pass.Order, a.Arm)
-		}
-		b.res.Passes = append(b.res.Passes, pass)
-	}
+	b.res.Passes = passOrders(arms, opt.Passes)
 	// sample is an arm's sample of pass p, made on first use.
 	sample := func(a Arm, p int) *Sample {
 		ra := byArm[a]

@@ -61,21 +61,14 @@ func (b *bencher) sweep(ctx context.Context) error {
 	for i, n := range counts {
 		if n == o.Threads {
 			b.res.Sweep = append(b.res.Sweep, &SweepPoint{Threads: n, Connections: o.Connections,
-				KeepAlive: b.blockKeepAlive(block{threads: n, connections: o.Connections}), Main: true, DurationS: o.Duration.Seconds()})
+				KeepAlive: o.keepAliveWith(o.Connections, n), Main: true, DurationS: o.Duration.Seconds()})
 			continue
 		}
 		bl := block{name: fmt.Sprintf("sweep-%02d", n), threads: n, connections: o.sweepConnections(n),
 			passes: o.SweepPasses, perServer: o.PassesPerServer, duration: o.SweepDuration, warmup: min(o.Warmup, o.SweepDuration)}
 		b.step("sweep %d of %d: %d threads, %d passes of %v", i+1, len(counts), n, bl.passes, bl.duration)
-		pt := &SweepPoint{Threads: n, Connections: bl.connections, KeepAlive: b.blockKeepAlive(bl), DurationS: bl.duration.Seconds()}
+		pt := &SweepPoint{Threads: n, Connections: bl.connections, KeepAlive: o.keepAliveWith(bl.connections, bl.threads), DurationS: bl.duration.Seconds(), Passes: passOrders(o.arms(), bl.passes)}
 		arms := o.arms()
-		for p := 1; p <= bl.passes; p++ {
-			pass := Pass{Pass: p}
-			for _, a := range balancedOrder(arms, p) {
-				pass.Order = append(pass.Order, a.Arm)
-			}
-			pt.Passes = append(pt.Passes, pass)
-		}
 		got, err := b.cpuBlock(ctx, bl, nil)
 		for _, a := range arms {
 			ra := &ArmSamples{Name: a.Arm, Build: a.Side, Statistics: onOff(a.Statistics)}
