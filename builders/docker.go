@@ -7,16 +7,9 @@ import (
 
 	"github.com/docker/docker/client"
 
+	"github.com/patchproof/patchproof/images"
 	"github.com/patchproof/patchproof/internal/docker"
 )
-
-// BuildPackages are installed in the build image: the compiler, the tools a
-// git checkout needs, apxs2, and the -dev packages of the official profile.
-var BuildPackages = []string{
-	"gcc", "g++", "make", "pkg-config", "autoconf", "bison", "re2c", "ccache", "file", "apache2-dev",
-	"libargon2-dev", "libcurl4-openssl-dev", "libonig-dev", "libreadline-dev", "libsodium-dev",
-	"libsqlite3-dev", "libssl-dev", "libxml2-dev", "zlib1g-dev",
-}
 
 // Docker runs commands in containers of a build image, through the Docker
 // Engine API. A command's directory (the build being made) and Mounts are
@@ -89,25 +82,29 @@ func (d *Docker) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 // ImageOptions say how to get the build image.
 type ImageOptions = docker.ImageOptions
 
-// EnsureBuildImage returns the build image, making it when missing: a Debian
-// base image (pulled where a registry answers, else debootstrapped from the
-// Debian mirror and imported, once), then the build packages installed into
-// it and committed. The tag names the package list, so a change of the list
-// makes a new image.
+// BuildRecipe is the build image's: images/build.Dockerfile.
+var BuildRecipe = docker.Recipe{Name: "build", Dockerfile: images.Build}
+
+// EnsureBuildImage returns the build image, building it when missing from
+// its Dockerfile on the Debian base image (pulled where a registry
+// answers, else debootstrapped from the Debian mirror and imported, once).
+// The tag names the recipe, so a change of it makes a new image.
 func EnsureBuildImage(ctx context.Context, c *client.Client, opt ImageOptions) (string, error) {
-	return docker.EnsureImage(ctx, c, "patchproof-build", BuildPackages, opt)
+	return docker.EnsureImage(ctx, c, "patchproof-build", BuildRecipe, opt)
 }
 
-// ServePackages are installed in the serve image: the build image's (so
-// that a build's libraries are there, at the versions it was built
-// against, and the compiler's ThreadSanitizer runtime), Apache to load a
-// ZTS build's module, valgrind to count its instructions.
-var ServePackages = append(append([]string{}, BuildPackages...), "apache2", "valgrind")
+// ServeRecipe is the serve image's (images/serve.Dockerfile), on the build
+// image of opt.
+func ServeRecipe(opt ImageOptions) docker.Recipe {
+	return docker.Recipe{Name: "serve", Dockerfile: images.Serve, From: docker.ImageTag("patchproof-build", BuildRecipe, opt)}
+}
 
-// EnsureServeImage returns the image a build's servers run in, making it
-// when missing, as EnsureBuildImage does. It is an image of its own so
-// that the build image, which names every build's cache key, stays as it
-// is.
+// EnsureServeImage returns the image a build's servers run in, building
+// the build image first when it is missing: the serve image starts from
+// it.
 func EnsureServeImage(ctx context.Context, c *client.Client, opt ImageOptions) (string, error) {
-	return docker.EnsureImage(ctx, c, "patchproof-serve", ServePackages, opt)
+	if _, err := EnsureBuildImage(ctx, c, opt); err != nil {
+		return "", err
+	}
+	return docker.EnsureImage(ctx, c, "patchproof-serve", ServeRecipe(opt), opt)
 }

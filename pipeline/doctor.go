@@ -126,18 +126,18 @@ func DockerChecks(ctx context.Context, cfg *Config) []DockerCheck {
 	}
 	out = append(out, mirror)
 	for _, img := range []struct {
-		repo     string
-		packages []string
-		why      string
+		repo   string
+		recipe docker.Recipe
+		why    string
 	}{
-		{"patchproof-build", builders.BuildPackages, "the builds"},
-		{"patchproof-serve", builders.ServePackages, "Apache with a build's module (race, bench)"},
-		{"patchproof-mariadb", mysqld.ImagePackages, "the database"},
+		{"patchproof-build", builders.BuildRecipe, "the builds"},
+		{"patchproof-serve", builders.ServeRecipe(opt), "Apache with a build's module (race, bench)"},
+		{"patchproof-mariadb", mysqld.ImageRecipe, "the database"},
 	} {
-		tag := docker.ImageTag(img.repo, img.packages, opt)
+		tag := docker.ImageTag(img.repo, img.recipe, opt)
 		st := DockerCheck{What: "image " + img.repo, OK: true, Status: "made (" + tag + ") for " + img.why}
 		if _, err := c.ImageInspect(ctx, tag); err != nil {
-			st.Status = "not made yet: the first run makes " + tag + " from the Debian mirror, for " + img.why
+			st.Status = "not made yet: the first run builds " + tag + " from its Dockerfile under images/ (Debian's packages), for " + img.why
 		}
 		out = append(out, st)
 	}

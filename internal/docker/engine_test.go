@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/network"
 	"github.com/google/go-cmp/cmp"
 
@@ -67,6 +70,104 @@ func TestRun(t *testing.T) {
 	if left := dockertest.Containers(t, c); len(left) > 0 {
 		t.Errorf("%d containers left", len(left))
 	}
+}
+
+// A recipe is built by the engine: what its steps do is in the image, the
+// apt sources reach it as they were, a second call finds the image, a
+// failing step's output is in the error and leaves no image, and a
+// cancelled build returns at once and leaves no step's container.
+func TestEnsureImage(t *testing.T) {
+	c := dockertest.Client(t)
+	ctx := context.Background()
+	opt := dockertest.ImageOptions(t)
+	var log bytes.Buffer
+	opt.Log = &log
+	opt.Sources = "deb http://mirror.example/it's bookworm main\n"
+	marker := fmt.Sprintf("recipe-%d", time.Now().UnixNano())
+	recipe := func(steps string) docker.Recipe {
+		return docker.Recipe{Name: "test", Dockerfile: []byte("ARG BASE\nFROM ${BASE}\nARG APT_SOURCES=\n" + steps)}
+	}
+	removeImage := func(tag string) {
+		t.Cleanup(func() {
+			c.ImageRemove(context.Background(), tag, image.RemoveOptions{Force: true, PruneChildren: true})
+		})
+	}
+
+	good := recipe(`RUN printf '%s' "$APT_SOURCES" >/sources && echo ` + marker + " >/made\n")
+	tag, err := docker.EnsureImage(ctx, c, "patchproof-test", good, opt)
+	if err != nil {
+		t.Fatalf("%v; log:\n%s", err, log.String())
+	}
+	removeImage(tag)
+	var out bytes.Buffer
+	spec := docker.Spec{Image: tag, Env: []string{path}, Cmd: []string{"cat", "/made", "/sources"}, Labels: dockertest.Labels(t, "tests")}
+	if code, err := docker.Run(ctx, c, spec, &out); err != nil || code != 0 || out.String() != marker+"\n"+opt.Sources {
+		t.Errorf("the image holds %q (exit %d, %v), want the marker and the sources", out.String(), code, err)
+	}
+	log.Reset()
+	if again, err := docker.EnsureImage(ctx, c, "patchproof-test", good, opt); err != nil || again != tag || log.Len() > 0 {
+		t.Errorf("a second call: %q, %v, log %q; want %q found, nothing built", again, err, log.String(), tag)
+	}
+
+	// The quotes split the text in the step's line, which the stream shows
+	// too: what is found is the step's output.
+	bad := recipe("RUN echo " + marker + `"-said""-no"; exit 3` + "\n")
+	badTag := docker.ImageTag("patchproof-test", bad, opt)
+	removeImage(badTag)
+	_, err = docker.EnsureImage(ctx, c, "patchproof-test", bad, opt)
+	if err == nil || !strings.Contains(err.Error(), marker+"-said-no") || !strings.Contains(err.Error(), "code: 3") {
+		t.Errorf("a failing step: %v; want its output and its exit status", err)
+	}
+	if _, err := c.ImageInspect(ctx, badTag); err == nil {
+		t.Errorf("a failed build left %s", badTag)
+	}
+
+	slow := recipe("RUN echo " + marker + `"-slee""ping"; sleep 300` + "\n")
+	removeImage(docker.ImageTag("patchproof-test", slow, opt))
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	opt.Log = cancelOn{marker + "-sleeping", cancel}
+	start := time.Now()
+	if _, err := docker.EnsureImage(cctx, c, "patchproof-test", slow, opt); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want the context's error", err)
+	}
+	if d := time.Since(start); d > 60*time.Second {
+		t.Errorf("a cancelled build returned after %v", d)
+	}
+	// The engine removes the step's container once it sees the request
+	// gone: give it a moment.
+	var left []string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		left = left[:0]
+		all, err := c.ContainerList(ctx, container.ListOptions{All: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range all {
+			if strings.Contains(s.Command, marker) {
+				left = append(left, s.ID[:12]+" "+s.State)
+			}
+		}
+		if len(left) == 0 {
+			break
+		}
+	}
+	if len(left) > 0 {
+		t.Errorf("the cancelled build left its step's containers: %v", left)
+	}
+}
+
+// cancelOn calls cancel once the output shows text.
+type cancelOn struct {
+	text   string
+	cancel func()
+}
+
+func (w cancelOn) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(w.text)) {
+		w.cancel()
+	}
+	return len(p), nil
 }
 
 // A confined container on an internal network: what the engine was asked

@@ -1,6 +1,8 @@
 package docker
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -9,10 +11,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
@@ -48,32 +51,44 @@ func (o ImageOptions) withDefaults() ImageOptions {
 	return o
 }
 
-// ImageTag is the tag EnsureImage gives the image of repo with packages.
-func ImageTag(repo string, packages []string, opt ImageOptions) string {
-	opt = opt.withDefaults()
-	id := opt.Suite + "\n" + strings.Join(packages, " ")
-	if opt.Sources != "" {
-		id += "\n" + opt.Sources
-	}
-	sum := sha256.Sum256([]byte(id))
-	return repo + ":" + opt.Suite + "-" + hex.EncodeToString(sum[:])[:12]
+// Recipe is an image's Dockerfile (package images holds them) and what it
+// is built from.
+type Recipe struct {
+	Name       string // what the image is for, in messages: "build", "database"
+	Dockerfile []byte
+	// From is the image given as the build argument BASE; "" for the
+	// Debian base image (EnsureBaseImage).
+	From string
 }
 
-// EnsureImage returns the image repo:SUITE-HASH, making it when missing: a
-// Debian base image (pulled where a registry answers, else debootstrapped
-// from the Debian mirror and imported, once), then packages installed into
-// it with apt (from opt.Sources) and committed. The tag names the suite,
-// the package list and the sources, so a change of either makes a new
-// image. Images are made one at a time
-// (a lock in CacheDir): they share the base.
-//
-// The image is committed from a container rather than built from a
-// Dockerfile: the engine's builder would need the base image by a name it
-// might try to pull, and a build context; a commit needs neither, and apt's
-// error, when it fails, is in the container's output as it is here.
-func EnsureImage(ctx context.Context, c *client.Client, repo string, packages []string, opt ImageOptions) (string, error) {
+// ImageTag is the tag EnsureImage gives the image of repo made by r. It
+// names the suite, the recipe, what it is built from and the apt sources,
+// so that a change of any makes a new image; not which way the Debian base
+// came (pulled or debootstrapped), so that a check can name the tag
+// without making the base.
+func ImageTag(repo string, r Recipe, opt ImageOptions) string {
 	opt = opt.withDefaults()
-	tag := ImageTag(repo, packages, opt)
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\n%s\n%q\n", opt.Suite, r.From, r.Dockerfile)
+	if slices.Contains(declaredArgs(r.Dockerfile), "APT_SOURCES") {
+		fmt.Fprintf(h, "%q\n", opt.Sources)
+	}
+	return repo + ":" + opt.Suite + "-" + hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// EnsureImage returns the image repo:SUITE-HASH (ImageTag), building it
+// from r when missing with the engine's own builder, whose layer cache
+// keeps the steps a changed recipe shares with an earlier one. Images are
+// made one at a time (a lock in CacheDir): they share the base.
+//
+// The classic builder is asked for: it takes BASE from the engine's own
+// images without pulling and needs no session, and BuildKit, where the
+// engine has it, needs both. apt needs the network, so the build's steps
+// run on the default bridge; they run Debian's packages, no code under
+// test.
+func EnsureImage(ctx context.Context, c *client.Client, repo string, r Recipe, opt ImageOptions) (string, error) {
+	opt = opt.withDefaults()
+	tag := ImageTag(repo, r, opt)
 	unlock, err := cachedir.LockContext(ctx, filepath.Join(opt.CacheDir, "docker", "image.lock"), opt.Log)
 	if err != nil {
 		return "", err
@@ -83,71 +98,111 @@ func EnsureImage(ctx context.Context, c *client.Client, repo string, packages []
 		return tag, nil
 	}
 	start := time.Now()
-	base, err := EnsureBaseImage(ctx, c, opt)
-	if err != nil {
-		return "", err
+	base := r.From
+	if base == "" {
+		if base, err = EnsureBaseImage(ctx, c, opt); err != nil {
+			return "", err
+		}
 	}
-	fmt.Fprintf(opt.Log, "installing %s into %s\n", strings.Join(packages, " "), tag)
-	// policy-rc.d: no service starts while its package is installed (the
-	// container has no init, and a server started here would be committed
-	// half-running).
-	script := "set -e; export DEBIAN_FRONTEND=noninteractive; printf '#!/bin/sh\\nexit 101\\n' >/usr/sbin/policy-rc.d; chmod +x /usr/sbin/policy-rc.d; " +
-		aptSources(opt.Sources) +
-		"apt-get update -q; apt-get install -y -q --no-install-recommends " +
-		strings.Join(packages, " ") + "; apt-get clean; rm -rf /var/lib/apt/lists/*"
-	// Not Run: the container is committed before it is removed. apt needs
-	// the network, so this one container (running Debian's packages, no
-	// code under test) is on the default bridge. What the commit keeps of
-	// its configuration every container of the image inherits: so no
-	// environment of its own, and its role but no owner label (a container
-	// that inherited a dead owner would be taken for a leftover).
-	spec := Spec{Image: base, Cmd: []string{"sh", "-c", script}, Labels: map[string]string{LabelRole: "image"}}
-	cfg, _, _, err := spec.configs()
-	if err != nil {
-		return "", err
+	fmt.Fprintf(opt.Log, "building the %s image %s from %s\n", r.Name, tag, base)
+	if err := buildImage(ctx, c, tag, base, r, opt); err != nil {
+		return "", fmt.Errorf("make the %s image %s: %w", r.Name, tag, err)
 	}
-	created, err := c.ContainerCreate(ctx, cfg, nil, nil, nil, "")
-	if err != nil {
-		return "", fmt.Errorf("make image %s: %w", tag, err)
-	}
-	defer Remove(ctx, c, created.ID, 0)
-	if err := startAndWait(ctx, c, created.ID, opt.Log); err != nil {
-		return "", fmt.Errorf("make image %s: install %s: %w; output ends:\n%s", tag, strings.Join(packages, " "), err, LogTail(ctx, c, created.ID, 15))
-	}
-	if _, err := c.ContainerCommit(ctx, created.ID, container.CommitOptions{Reference: tag}); err != nil {
-		return "", fmt.Errorf("make image %s: commit: %w", tag, err)
+	// A stream that ended without an error yet left no image (a build cut
+	// short by the engine) is no image.
+	if _, err := c.ImageInspect(ctx, tag); err != nil {
+		return "", fmt.Errorf("make the %s image %s: the build ended without it: %w", r.Name, tag, err)
 	}
 	fmt.Fprintf(opt.Log, "made %s in %v\n", tag, time.Since(start).Round(time.Second))
 	return tag, nil
 }
 
-// aptSources is the shell that writes sources as apt's only sources; ""
-// when they are the base image's.
-func aptSources(sources string) string {
-	if sources == "" {
-		return ""
+// buildImage builds r as tag. The build's context is the Dockerfile alone:
+// the recipes copy nothing in. Its steps' containers are removed whether
+// the build succeeds or fails; when ctx ends the request's connection
+// closes, which cancels the build in the engine.
+func buildImage(ctx context.Context, c *client.Client, tag, base string, r Recipe, opt ImageOptions) error {
+	var tarball bytes.Buffer
+	tw := tar.NewWriter(&tarball)
+	if err := tw.WriteHeader(&tar.Header{Name: "Dockerfile", Mode: 0o644, Size: int64(len(r.Dockerfile)), Typeflag: tar.TypeReg}); err != nil {
+		return err
 	}
-	return "printf '%s' '" + strings.ReplaceAll(sources, "'", `'\''`) + "' >/etc/apt/sources.list; rm -f /etc/apt/sources.list.d/*; "
+	if _, err := tw.Write(r.Dockerfile); err != nil {
+		return err
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	// Only the arguments the recipe declares: the engine warns of any
+	// other.
+	values := map[string]string{"BASE": base, "APT_SOURCES": opt.Sources}
+	args := map[string]*string{}
+	for _, name := range declaredArgs(r.Dockerfile) {
+		if v, ok := values[name]; ok {
+			args[name] = &v
+		}
+	}
+	resp, err := c.ImageBuild(ctx, &tarball, build.ImageBuildOptions{
+		Tags:        []string{tag},
+		Dockerfile:  "Dockerfile",
+		BuildArgs:   args,
+		Remove:      true,
+		ForceRemove: true,
+		Version:     build.BuilderV1,
+	})
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	out := &lastLines{}
+	if err := readStream(resp.Body, io.MultiWriter(opt.Log, out)); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("%w; output ends:\n%s", err, out.String())
+	}
+	return nil
 }
 
-func startAndWait(ctx context.Context, c *client.Client, id string, log io.Writer) error {
-	if err := c.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
-		return err
-	}
-	if logs, err := c.ContainerLogs(ctx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Follow: true}); err == nil {
-		copyLogs(log, logs)
-		logs.Close()
-	}
-	waitC, errC := c.ContainerWait(ctx, id, container.WaitConditionNotRunning)
-	select {
-	case w := <-waitC:
-		if w.StatusCode != 0 {
-			return fmt.Errorf("exit status %d", w.StatusCode)
+// declaredArgs are the names of the ARG instructions of a Dockerfile.
+func declaredArgs(dockerfile []byte) []string {
+	var names []string
+	for _, line := range strings.Split(string(dockerfile), "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && strings.EqualFold(f[0], "ARG") {
+			name, _, _ := strings.Cut(f[1], "=")
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
 		}
-		return nil
-	case err := <-errC:
-		return err
 	}
+	return names
+}
+
+// lastLines keeps the last 15 lines written to it: the end of a failed
+// build's output is what says why it failed.
+type lastLines struct {
+	lines   []string
+	partial string
+}
+
+func (l *lastLines) Write(p []byte) (int, error) {
+	text := l.partial + string(p)
+	parts := strings.Split(text, "\n")
+	l.partial = parts[len(parts)-1]
+	l.lines = append(l.lines, parts[:len(parts)-1]...)
+	if over := len(l.lines) - 15; over > 0 {
+		l.lines = slices.Delete(l.lines, 0, over)
+	}
+	return len(p), nil
+}
+
+func (l *lastLines) String() string {
+	s := strings.Join(l.lines, "\n")
+	if l.partial != "" {
+		s += "\n" + l.partial
+	}
+	return s
 }
 
 // EnsureBaseImage returns the Debian image every image starts from:

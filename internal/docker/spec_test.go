@@ -1,10 +1,8 @@
 package docker
 
 import (
+	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -56,20 +54,61 @@ func TestSpecConfigs(t *testing.T) {
 	}
 }
 
-// The sources reach apt as they were, whatever quotes they hold.
-func TestAptSources(t *testing.T) {
-	if aptSources("") != "" {
-		t.Error("no sources: want the base image's")
+// A tag names the recipe, what it is built from, the suite and, where
+// the recipe takes them, the apt sources: a change of any is a new image.
+func TestImageTag(t *testing.T) {
+	r := Recipe{Name: "x", Dockerfile: []byte("ARG BASE\nFROM ${BASE}\nARG APT_SOURCES=\nRUN true\n")}
+	opt := ImageOptions{Sources: "deb http://mirror.example/debian bookworm main\n"}
+	tag := ImageTag("repo", r, opt)
+	if !strings.HasPrefix(tag, "repo:bookworm-") || len(tag) != len("repo:bookworm-")+12 {
+		t.Errorf("tag %q, want repo:bookworm-HASH", tag)
 	}
-	want := "deb http://mirror.example/debian bookworm main\ndeb http://x.example/it's bookworm-security main\n"
-	out := filepath.Join(t.TempDir(), "sources.list")
-	script := strings.Replace(aptSources(want), "/etc/apt/sources.list;", out+";", 1)
-	script = strings.Replace(script, "rm -f /etc/apt/sources.list.d/*; ", "", 1)
-	if b, err := exec.Command("sh", "-c", script).CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, b)
+	if again := ImageTag("repo", r, opt); again != tag {
+		t.Errorf("the same recipe: %q then %q", tag, again)
 	}
-	if got, _ := os.ReadFile(out); string(got) != want {
-		t.Errorf("sources.list %q, want %q", got, want)
+	other := opt
+	other.Sources = "deb http://other.example/debian bookworm main\n"
+	suite := opt
+	suite.Suite = "trixie"
+	from := r
+	from.From = "patchproof-build:x"
+	recipe := r
+	recipe.Dockerfile = append([]byte{}, r.Dockerfile...)
+	recipe.Dockerfile = append(recipe.Dockerfile, "RUN false\n"...)
+	for what, got := range map[string]string{
+		"other sources":    ImageTag("repo", r, other),
+		"another suite":    ImageTag("repo", r, suite),
+		"another base":     ImageTag("repo", from, opt),
+		"a changed recipe": ImageTag("repo", recipe, opt),
+	} {
+		if got == tag {
+			t.Errorf("%s: the same tag %q", what, tag)
+		}
+	}
+	// A recipe that takes no sources is not rebuilt for them.
+	plain := Recipe{Dockerfile: []byte("ARG BASE\nFROM ${BASE}\n")}
+	if ImageTag("repo", plain, opt) != ImageTag("repo", plain, other) {
+		t.Error("a recipe without APT_SOURCES: the tag moved with the sources")
+	}
+}
+
+func TestDeclaredArgs(t *testing.T) {
+	got := declaredArgs([]byte("# ARG NOT\nARG BASE=debian:bookworm\nFROM ${BASE}\narg lower\n  ARG APT_SOURCES=\nARG BASE\nRUN echo ARG X\n"))
+	if d := cmp.Diff([]string{"BASE", "lower", "APT_SOURCES"}, got); d != "" {
+		t.Errorf("args (-want +got):\n%s", d)
+	}
+}
+
+// A failed build's error ends with the end of its output: that says why.
+func TestLastLines(t *testing.T) {
+	var l lastLines
+	for i := 1; i <= 20; i++ {
+		fmt.Fprintf(&l, "line %d\n", i)
+	}
+	l.Write([]byte("no newline"))
+	got := strings.Split(l.String(), "\n")
+	if len(got) != 16 || got[0] != "line 6" || got[14] != "line 20" || got[15] != "no newline" {
+		t.Errorf("kept %q", got)
 	}
 }
 

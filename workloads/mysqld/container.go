@@ -15,17 +15,18 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 
+	"github.com/patchproof/patchproof/images"
 	"github.com/patchproof/patchproof/internal/docker"
 )
 
-// ImagePackages are what the server's image adds to the Debian base image.
-var ImagePackages = []string{"mariadb-server", "mariadb-client"}
+// ImageRecipe is the database image's: images/mariadb.Dockerfile.
+var ImageRecipe = docker.Recipe{Name: "database", Dockerfile: images.MariaDB}
 
 // EnsureImage returns the image a server of EngineDocker runs in, making it
 // when missing: Debian's MariaDB installed into the same Debian base image
 // the build image starts from, so that no registry is needed.
 func EnsureImage(ctx context.Context, c *client.Client, opt docker.ImageOptions) (string, error) {
-	return docker.EnsureImage(ctx, c, "patchproof-mariadb", ImagePackages, opt)
+	return docker.EnsureImage(ctx, c, "patchproof-mariadb", ImageRecipe, opt)
 }
 
 // containerScript is the server container's command: it installs the
