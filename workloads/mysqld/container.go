@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/client"
 
 	"github.com/patchproof/patchproof/images"
@@ -53,17 +52,21 @@ exec mariadbd --no-defaults --version="$version" ${user:+--user="$user"} "$@"
 // shortVersionRE is what VERSION() answers with the short version.
 var shortVersionRE = regexp.MustCompile(`^\d+\.\d+\.\d+(-MariaDB)?$`)
 
-// dbContainer is a server's container: watched from its start, removed by
-// stop or when the context given to Start ends.
+// dbContainer is a server's container: a docker.Service, watched from its
+// start, removed by stop or when the context given to Start ends.
 type dbContainer struct {
+	*docker.Service
 	client      *client.Client
-	id          string
 	stopTimeout time.Duration
+	stopping    atomic.Bool
+}
 
-	exited   chan struct{} // closed when the container is no longer running
-	exitCode int64
-	stopping atomic.Bool
-	endWatch context.CancelFunc
+// status is how the container ended.
+func (c *dbContainer) status() string {
+	if err := c.ExitErr(); err != nil {
+		return err.Error()
+	}
+	return "exit status 0"
 }
 
 // startContainer is Start for EngineDocker: the same settings, users and
@@ -143,33 +146,27 @@ func startContainer(ctx context.Context, opt Options) (*Server, error) {
 		Pids:    pids,
 	}
 	fmt.Fprintf(opt.Log, "mariadb: container of %s on network %s as %s\n", d.Image, d.Network, alias)
-	id, err := docker.Create(ctx, d.Client, spec)
+	// Its output is read when it fails (containerLogs), not streamed.
+	svc, err := docker.StartService(ctx, d.Client, spec, nil)
 	if err != nil {
 		s.removeSockDir()
 		return nil, fmt.Errorf("start mariadb: %w", err)
 	}
-	c := &dbContainer{client: d.Client, id: id, stopTimeout: opt.StopTimeout, exited: make(chan struct{})}
-	s.ctr, s.ContainerID = c, id
+	c := &dbContainer{Service: svc, client: d.Client, stopTimeout: opt.StopTimeout}
+	s.ctr, s.ContainerID = c, svc.ID
 	fail := func(err error) (*Server, error) {
-		if c.endWatch != nil {
-			c.endWatch()
-		}
-		if rmErr := docker.Remove(ctx, d.Client, id, 0); rmErr != nil {
-			err = errors.Join(err, rmErr)
+		if stopErr := svc.Stop(0); stopErr != nil {
+			err = errors.Join(err, stopErr)
 		}
 		s.removeSockDir()
 		return nil, err
 	}
-	if err := d.Client.ContainerStart(ctx, id, container.StartOptions{}); err != nil {
-		return fail(fmt.Errorf("start mariadb: start container: %w", err))
-	}
-	c.watch()
 	if err := s.waitReadyContainer(ctx); err != nil {
 		return fail(err)
 	}
 	// The container's first process execs mariadbd: its host PID is the
 	// server's, for pinning (--db-cpus).
-	if info, err := d.Client.ContainerInspect(ctx, id); err == nil && info.State != nil {
+	if info, err := d.Client.ContainerInspect(ctx, svc.ID); err == nil && info.State != nil {
 		s.PID = info.State.Pid
 	}
 	// Cancelling ctx stops the server, as it does a host server.
@@ -177,37 +174,11 @@ func startContainer(ctx context.Context, opt Options) (*Server, error) {
 		select {
 		case <-ctx.Done():
 			s.Stop()
-		case <-c.exited:
+		case <-svc.Exited():
 		}
 	}()
-	fmt.Fprintf(opt.Log, "mariadb %s ready in container %s as %s:%d and %s\n", s.Version, id[:12], s.Host, s.Port, s.Socket)
+	fmt.Fprintf(opt.Log, "mariadb %s ready in container %s as %s:%d and %s\n", s.Version, svc.ID[:12], s.Host, s.Port, s.Socket)
 	return s, nil
-}
-
-// watch closes c.exited when the container stops running, for whatever
-// reason.
-func (c *dbContainer) watch() {
-	ctx, cancel := context.WithCancel(context.Background())
-	c.endWatch = cancel
-	waitC, errC := c.client.ContainerWait(ctx, c.id, container.WaitConditionNotRunning)
-	go func() {
-		defer close(c.exited)
-		select {
-		case w := <-waitC:
-			c.exitCode = w.StatusCode
-		case <-errC:
-			c.exitCode = -1
-		}
-	}()
-}
-
-func (c *dbContainer) hasExited() bool {
-	select {
-	case <-c.exited:
-		return true
-	default:
-		return false
-	}
 }
 
 // waitReadyContainer waits until the user logs in over the socket (from
@@ -219,8 +190,8 @@ func (s *Server) waitReadyContainer(ctx context.Context) error {
 	st := startup{
 		op:       "start mariadbd in a container",
 		deadline: time.Now().Add(s.opt.StartTimeout),
-		exited:   c.exited,
-		status:   func() string { return fmt.Sprintf("status %d", c.exitCode) },
+		exited:   c.Exited(),
+		status:   c.status,
 		logs:     func() string { return s.containerLogs(ctx) },
 	}
 	v, err := s.awaitLogin(ctx, st, s.Conn)
@@ -237,7 +208,7 @@ func (s *Server) waitReadyContainer(ctx context.Context) error {
 // containerLogs is the container's own output (the datadir's install, a
 // shell error) and the error log's tail, for an error message.
 func (s *Server) containerLogs(ctx context.Context) string {
-	return fmt.Sprintf("container output ends:\n%s\n%s:\n%s", docker.LogTail(ctx, s.ctr.client, s.ctr.id, 12), s.ErrorLog, s.logTail())
+	return fmt.Sprintf("container output ends:\n%s\n%s:\n%s", docker.LogTail(ctx, s.ctr.client, s.ctr.ID, 12), s.ErrorLog, s.logTail())
 }
 
 // stopContainer stops the server (SIGTERM; SIGKILL after the stop timeout) and
@@ -246,13 +217,12 @@ func (s *Server) containerLogs(ctx context.Context) string {
 func (s *Server) stopContainer() error {
 	c := s.ctr
 	var err error
-	if c.hasExited() && !c.stopping.Load() {
-		err = fmt.Errorf("stop mariadbd: its container had exited by itself (status %d); %s", c.exitCode, s.containerLogs(context.Background()))
+	if c.HasExited() && !c.stopping.Load() {
+		err = fmt.Errorf("stop mariadbd: its container had exited by itself (%s); %s", c.status(), s.containerLogs(context.Background()))
 	}
 	c.stopping.Store(true)
-	if rmErr := docker.Remove(context.Background(), c.client, c.id, c.stopTimeout); rmErr != nil {
+	if rmErr := c.Stop(c.stopTimeout); rmErr != nil {
 		err = errors.Join(err, fmt.Errorf("stop mariadbd: %w", rmErr))
 	}
-	c.endWatch()
 	return err
 }
