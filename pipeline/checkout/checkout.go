@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
@@ -221,6 +223,10 @@ func openMirror(ctx context.Context, remote, cacheDir string, refs []string, log
 		}
 		return nil, err
 	}
+	// A try that failed before one that succeeded left its temporary pack.
+	if err := removeLeftovers(path); err != nil {
+		return nil, err
+	}
 	return &Repo{Remote: remote, Path: path, Mirror: true, repo: r}, nil
 }
 
@@ -293,12 +299,7 @@ func fetch(ctx context.Context, r *git.Repository, remote string, refs []string,
 		var last error
 		for _, spec := range specs {
 			fmt.Fprintf(log, "fetch %s %s\n", remote, spec)
-			err := r.FetchContext(ctx, &git.FetchOptions{
-				RemoteURL: remote,
-				RefSpecs:  []config.RefSpec{config.RefSpec(spec)},
-				Tags:      git.NoTags,
-				Progress:  log,
-			})
+			err := fetchRetrying(ctx, r, remote, spec, log)
 			if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
 				last = nil
 				break
@@ -323,6 +324,57 @@ func fetch(ctx context.Context, r *git.Repository, remote string, refs []string,
 }
 
 var prRef = regexp.MustCompile(`^pull/[0-9]+/head$`)
+
+// fetchAttempts is how many times a fetch that failed in passing is tried,
+// and fetchWait the wait before the second try, doubled before each
+// next: a code host answers a 502 or drops a connection now and then, and
+// one such answer should not fail a job that builds for an hour.
+var (
+	fetchAttempts = 3
+	fetchWait     = 2 * time.Second
+)
+
+// fetchRetrying fetches one refspec, again when the failure is transient
+// (transientFetchError). What a failed try stored is left to
+// removeLeftovers: go-git writes a pack to a temporary file and renames it
+// only when whole, and moves refs only after that.
+func fetchRetrying(ctx context.Context, r *git.Repository, remote, spec string, log io.Writer) error {
+	wait := fetchWait
+	for attempt := 1; ; attempt++ {
+		err := r.FetchContext(ctx, &git.FetchOptions{
+			RemoteURL: remote,
+			RefSpecs:  []config.RefSpec{config.RefSpec(spec)},
+			Tags:      git.NoTags,
+			Progress:  log,
+		})
+		if err == nil || attempt >= fetchAttempts || ctx.Err() != nil || !transientFetchError(err) {
+			return err
+		}
+		fmt.Fprintf(log, "fetch %s %s: %v; trying again in %v (attempt %d of %d)\n", remote, spec, err, wait, attempt+1, fetchAttempts)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait *= 2
+	}
+}
+
+// transientFetchError reports whether a fetch's failure may pass: a server
+// error or rate limit (5xx, 429), a pack cut short, a connection reset.
+// A ref or repository not found, a refused login or a bad pack is the
+// answer, and is not asked again.
+func transientFetchError(err error) bool {
+	var unexpected *plumbing.UnexpectedError
+	if errors.As(err, &unexpected) {
+		if he, ok := unexpected.Err.(*githttp.Err); ok {
+			code := he.StatusCode()
+			return code >= 500 || code == http.StatusTooManyRequests
+		}
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, packfile.ErrEmptyPackfile) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
+}
 
 func classifyFetchError(remote, ref string, err error) error {
 	var noMatch git.NoMatchingRefSpecError

@@ -16,6 +16,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/patchproof/patchproof/pipeline/github/githubfake"
 )
 
 // testRepo is a php-src-shaped repository made in a temp dir:
@@ -343,5 +345,73 @@ func TestOpenRemovesMirrorLeftovers(t *testing.T) {
 	}
 	if _, err := r.Resolve("PHP-8.2"); err != nil {
 		t.Errorf("mirror broken by the clean-up: %v", err)
+	}
+}
+
+// A fetch that fails in passing (a 5xx, a pack cut short) is tried again
+// and lands whole; one that keeps failing fails with the server's answer
+// after fetchAttempts tries; a ref that is not there is asked for once.
+func TestFetchRetriesTransientFaults(t *testing.T) {
+	tr := newTestRepo(t)
+	f := githubfake.New(t)
+	f.ServeGit("php", "php-src", tr.dir)
+	url := f.GitURL("php", "php-src")
+	defer func(w time.Duration) { fetchWait = w }(fetchWait)
+	fetchWait = 10 * time.Millisecond
+	ctx := context.Background()
+	packs := func() int { return f.Count("POST", "/php/php-src") }
+
+	cache := t.TempDir()
+	var log strings.Builder
+	f.FailNext("", "/php/php-src", 503, 2)
+	r, err := Open(ctx, url, cache, []string{"PHP-8.2"}, &log)
+	if err != nil {
+		t.Fatalf("two 503s, then an answer: %v", err)
+	}
+	if h, err := r.Resolve("PHP-8.2"); err != nil || h != tr.c2 {
+		t.Errorf("PHP-8.2 after the retries: %v %v, want %v", h, err, tr.c2)
+	}
+	if n := strings.Count(log.String(), "trying again"); n != 2 {
+		t.Errorf("%d retries logged, want 2:\n%s", n, log.String())
+	}
+
+	// A warm mirror, a pack cut short once: the retry brings it whole, and
+	// nothing of the cut one is left.
+	f.TruncatePacks("php", "php-src", 1)
+	before := packs()
+	if r, err = Open(ctx, url, cache, []string{"pull/7/head"}, io.Discard); err != nil {
+		t.Fatalf("a pack cut short once: %v", err)
+	}
+	if h, err := r.Resolve("pull/7/head"); err != nil || h != tr.f1 {
+		t.Errorf("pull/7/head after the retry: %v %v, want %v", h, err, tr.f1)
+	}
+	if n := packs() - before; n != 2 {
+		t.Errorf("%d pack requests, want 2 (the cut one and its retry)", n)
+	}
+	if left, _ := filepath.Glob(filepath.Join(MirrorPath(cache, url), "objects", "pack", "tmp_*")); len(left) > 0 {
+		t.Errorf("the cut pack's leftovers: %v", left)
+	}
+
+	// A fresh fake for each: a fault queue left over would answer the next.
+	f = githubfake.New(t)
+	f.ServeGit("php", "php-src", tr.dir)
+	url = f.GitURL("php", "php-src")
+	f.FailNext("", "/php/php-src", 502, 100)
+	_, err = Open(ctx, url, t.TempDir(), []string{"PHP-8.2"}, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "502 Bad Gateway") {
+		t.Errorf("502s throughout: %v, want the server's answer", err)
+	}
+	if n := f.Count("", "/php/php-src"); n != fetchAttempts {
+		t.Errorf("502s throughout: %d requests, want %d", n, fetchAttempts)
+	}
+
+	f = githubfake.New(t)
+	f.ServeGit("php", "php-src", tr.dir)
+	log.Reset()
+	if _, err := Open(ctx, f.GitURL("php", "php-src"), t.TempDir(), []string{"no-such-branch"}, &log); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a missing branch: %v, want not found", err)
+	}
+	if strings.Contains(log.String(), "trying again") {
+		t.Errorf("a missing branch was asked for again:\n%s", log.String())
 	}
 }
