@@ -45,6 +45,10 @@ const (
 	Improved  Verdict = "improved"
 	Regressed Verdict = "regressed"
 	NoChange  Verdict = "no significant change"
+	// NotJudged is head against base for a measure that explains CPU
+	// time (its user and system halves, the context switches, req/s):
+	// shown with its interval and p, given no verdict (see breakdown).
+	NotJudged Verdict = "not judged"
 )
 
 // Regressions names the measures whose cost of statistics is worse in head

@@ -69,7 +69,11 @@
 // signed-rank test on the per-pass log(on/off), with the sign test beside
 // it and the Hodges-Lehmann estimate (median of the Walsh averages) with
 // its interval as the cost; head against base by the same test on
-// log(head's on/off ÷ base's on/off) of each pass. Both need 6 passes that
+// log(head's on/off ÷ base's on/off) of each pass, given a verdict for CPU
+// time only: what explains it (user and system time, switches, req/s) is
+// shown with its interval, "not judged", because a verdict on each of six
+// noisy measures is a false one somewhere in about a run of four. Both
+// need 6 passes that
 // agree to reach p ≤ 0.05. The unpaired Mann-Whitney p-values, which
 // benchstat shows, are kept in the Result and decide nothing. Too few
 // passes for a confidence level or a significant test is a warning in the

@@ -64,7 +64,7 @@ func (r *Result) Markdown(w io.Writer) error {
 			p("\nExact measures change when the ranges of their passes do not overlap and the medians differ by more than max(%s, the wider range); a build's lock calls by more than %g a request too.", pct(th.ExactFloor), lockResolution)
 		}
 		if r.hasNoisy() {
-			p(" ⁿ depends on the machine's load, and is not gated on: its cost is the Hodges-Lehmann estimate of the per-pass log(on/off) with its %s interval, decided by the Wilcoxon signed-rank test (p ≤ %v) and a change of at least %s, the sign test beside it; head vs base pairs the passes likewise.",
+			p(" ⁿ depends on the machine's load, and is not gated on: its cost is the Hodges-Lehmann estimate of the per-pass log(on/off) with its %s interval, decided by the Wilcoxon signed-rank test (p ≤ %v) and a change of at least %s, the sign test beside it; head vs base pairs the passes likewise, and is judged on CPU time alone: what explains it (user, system, switches, req/s) is shown, not judged, as six such verdicts would give a false one in about a run of four.",
 				pct(r.Settings.Thresholds.Confidence), th.Alpha, pct(th.MinEffect))
 		}
 		p(" `~` is no significant change.\n")
@@ -230,6 +230,9 @@ func (m *MeasureStats) headCell() string {
 	}
 	if c.Exact != nil {
 		return v + " " + exactWhy(*c.Exact, c.Verdict)
+	}
+	if c.Verdict == NotJudged && c.Of == "ratio" {
+		return fmt.Sprintf("%s [%s, %s] (p=%.3f), not judged", ratio(c.Ratio.Median), ratio(c.Ratio.Lo), ratio(c.Ratio.Hi), c.WilcoxonP)
 	}
 	return fmt.Sprintf("%s (p=%.3f)", v, c.WilcoxonP)
 }
