@@ -3,8 +3,13 @@
 # Debian 12 machine. Sourced, not run.
 
 
-# Debian packages the host builder, the test suites and the benchmark use.
-HOST_PACKAGES=(ca-certificates curl unzip git gcc g++ make pkg-config autoconf bison re2c ccache
+# Debian packages the host builder, the test suites and the benchmark use:
+# every package of images/build.Dockerfile (the -dev libraries of the
+# official image's profile among them; images' TestHostHasBuildPackages
+# keeps the two lists together), and the servers and tools.
+HOST_PACKAGES=(ca-certificates curl unzip git gcc g++ make pkg-config autoconf bison re2c ccache file
+	libargon2-dev libcurl4-openssl-dev libonig-dev libreadline-dev libsodium-dev
+	libsqlite3-dev libssl-dev libxml2-dev zlib1g-dev
 	apache2 apache2-dev mariadb-server mariadb-client wrk valgrind linux-perf)
 # And the Docker builder.
 DOCKER_PACKAGES=(docker.io debootstrap)
