@@ -94,17 +94,18 @@ func EnsureBuildImage(ctx context.Context, c *client.Client, opt ImageOptions) (
 }
 
 // ServeRecipe is the serve image's (images/serve.Dockerfile), on the build
-// image of opt.
-func ServeRecipe(opt ImageOptions) docker.Recipe {
-	return docker.Recipe{Name: "serve", Dockerfile: images.Serve, From: docker.ImageTag("patchproof-build", BuildRecipe, opt)}
+// image build.
+func ServeRecipe(build string) docker.Recipe {
+	return docker.Recipe{Name: "serve", Dockerfile: images.Serve, From: build}
 }
 
 // EnsureServeImage returns the image a build's servers run in, building
 // the build image first when it is missing: the serve image starts from
 // it.
 func EnsureServeImage(ctx context.Context, c *client.Client, opt ImageOptions) (string, error) {
-	if _, err := EnsureBuildImage(ctx, c, opt); err != nil {
+	build, err := EnsureBuildImage(ctx, c, opt)
+	if err != nil {
 		return "", err
 	}
-	return docker.EnsureImage(ctx, c, "patchproof-serve", ServeRecipe(opt), opt)
+	return docker.EnsureImage(ctx, c, "patchproof-serve", ServeRecipe(build), opt)
 }

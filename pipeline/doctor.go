@@ -131,7 +131,7 @@ func DockerChecks(ctx context.Context, cfg *Config) []DockerCheck {
 		why    string
 	}{
 		{"patchproof-build", builders.BuildRecipe, "the builds"},
-		{"patchproof-serve", builders.ServeRecipe(opt), "Apache with a build's module (race, bench)"},
+		{"patchproof-serve", builders.ServeRecipe(docker.ImageTag("patchproof-build", builders.BuildRecipe, opt)), "Apache with a build's module (race, bench)"},
 		{"patchproof-mariadb", mysqld.ImageRecipe, "the database"},
 	} {
 		tag := docker.ImageTag(img.repo, img.recipe, opt)

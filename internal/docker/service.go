@@ -119,6 +119,10 @@ func (s *Service) Stop(grace time.Duration) error {
 	return s.stopErr
 }
 
+// LogTail is the last n lines of the container's output, for an error
+// message.
+func (s *Service) LogTail(ctx context.Context, n int) string { return LogTail(ctx, s.client, s.ID, n) }
+
 // IP is the container's address on network.
 func (s *Service) IP(ctx context.Context, network string) (string, error) {
 	info, err := s.client.ContainerInspect(ctx, s.ID)

@@ -365,32 +365,42 @@ func fetchRetrying(ctx context.Context, r *git.Repository, remote, spec string, 
 // A ref or repository not found, a refused login or a bad pack is the
 // answer, and is not asked again.
 func transientFetchError(err error) bool {
+	if code, ok := serverStatus(err); ok {
+		return code >= 500 || code == http.StatusTooManyRequests
+	}
+	return packCutShort(err) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// serverStatus is the HTTP status the server answered a fetch with, when
+// that is what failed it.
+func serverStatus(err error) (int, bool) {
 	var unexpected *plumbing.UnexpectedError
 	if errors.As(err, &unexpected) {
 		if he, ok := unexpected.Err.(*githttp.Err); ok {
-			code := he.StatusCode()
-			return code >= 500 || code == http.StatusTooManyRequests
+			return he.StatusCode(), true
 		}
 	}
-	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, packfile.ErrEmptyPackfile) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED)
+	return 0, false
+}
+
+// packCutShort reports whether a fetch failed because its pack ended early.
+func packCutShort(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, packfile.ErrEmptyPackfile)
 }
 
 func classifyFetchError(remote, ref string, err error) error {
 	var noMatch git.NoMatchingRefSpecError
-	var unexpected *plumbing.UnexpectedError
+	code, answered := serverStatus(err)
 	switch {
 	case errors.As(err, &noMatch):
 		return fmt.Errorf("fetch %s from %s: %w", ref, remote, ErrNotFound)
 	case errors.Is(err, transport.ErrRepositoryNotFound):
 		return fmt.Errorf("fetch from %s: repository %w", remote, ErrNotFound)
-	case errors.As(err, &unexpected):
+	case answered:
 		// go-git's own text names the URL of the request that failed, with
 		// the query; the status is what tells a reader what happened.
-		if he, ok := unexpected.Err.(*githttp.Err); ok {
-			return fmt.Errorf("fetch %s from %s: the server answered %d %s", ref, remote, he.StatusCode(), http.StatusText(he.StatusCode()))
-		}
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, packfile.ErrEmptyPackfile):
+		return fmt.Errorf("fetch %s from %s: the server answered %d %s", ref, remote, code, http.StatusText(code))
+	case packCutShort(err):
 		return fmt.Errorf("fetch %s from %s: the pack ended early (the connection dropped?): %w", ref, remote, err)
 	}
 	return fmt.Errorf("fetch %s from %s: %w", ref, remote, err)

@@ -56,7 +56,6 @@ var shortVersionRE = regexp.MustCompile(`^\d+\.\d+\.\d+(-MariaDB)?$`)
 // start, removed by stop or when the context given to Start ends.
 type dbContainer struct {
 	*docker.Service
-	client      *client.Client
 	stopTimeout time.Duration
 	stopping    atomic.Bool
 }
@@ -152,7 +151,7 @@ func startContainer(ctx context.Context, opt Options) (*Server, error) {
 		s.removeSockDir()
 		return nil, fmt.Errorf("start mariadb: %w", err)
 	}
-	c := &dbContainer{Service: svc, client: d.Client, stopTimeout: opt.StopTimeout}
+	c := &dbContainer{Service: svc, stopTimeout: opt.StopTimeout}
 	s.ctr, s.ContainerID = c, svc.ID
 	fail := func(err error) (*Server, error) {
 		if stopErr := svc.Stop(0); stopErr != nil {
@@ -208,7 +207,7 @@ func (s *Server) waitReadyContainer(ctx context.Context) error {
 // containerLogs is the container's own output (the datadir's install, a
 // shell error) and the error log's tail, for an error message.
 func (s *Server) containerLogs(ctx context.Context) string {
-	return fmt.Sprintf("container output ends:\n%s\n%s:\n%s", docker.LogTail(ctx, s.ctr.client, s.ctr.ID, 12), s.ErrorLog, s.logTail())
+	return fmt.Sprintf("container output ends:\n%s\n%s:\n%s", s.ctr.LogTail(ctx, 12), s.ErrorLog, s.logTail())
 }
 
 // stopContainer stops the server (SIGTERM; SIGKILL after the stop timeout) and
