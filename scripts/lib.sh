@@ -70,7 +70,9 @@ ensure_go() {
 }
 
 # debian_mirror prints the URI of the machine's main Debian archive, as apt
-# has it (not the security archive).
+# has it (not the security archive). It succeeds with no output where there
+# is none, so that `mirror=$(debian_mirror)` under set -e can say so: awk
+# reads all its input where head would leave the writers a SIGPIPE.
 debian_mirror() {
 	if [ -n "${PATCHPROOF_DEBIAN_MIRROR:-}" ]; then
 		echo "$PATCHPROOF_DEBIAN_MIRROR"
@@ -81,8 +83,10 @@ debian_mirror() {
 		for f in /etc/apt/sources.list.d/*.sources; do
 			[ -f "$f" ] && awk '/^URIs:/ && $2 !~ /security/ { print $2; exit }' "$f"
 		done
-		[ -f /etc/apt/sources.list ] && awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }' /etc/apt/sources.list
-	} | head -1
+		if [ -f /etc/apt/sources.list ]; then
+			awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }' /etc/apt/sources.list
+		fi
+	} | awk 'NR == 1'
 }
 
 # start_dockerd starts a Docker engine of our own unless one answers, and
