@@ -94,9 +94,11 @@ func EnsureBuildImage(ctx context.Context, c *client.Client, opt ImageOptions) (
 }
 
 // ServeRecipe is the serve image's (images/serve.Dockerfile), on the build
-// image build.
-func ServeRecipe(build string) docker.Recipe {
-	return docker.Recipe{Name: "serve", Dockerfile: images.Serve, From: build}
+// image build whose image ID is id: a build image made again under its tag
+// makes the serve image again, so that the servers have the libraries the
+// builds were linked against.
+func ServeRecipe(build, id string) docker.Recipe {
+	return docker.Recipe{Name: "serve", Dockerfile: images.Serve, From: build, FromID: id}
 }
 
 // EnsureServeImage returns the image a build's servers run in, building
@@ -107,5 +109,9 @@ func EnsureServeImage(ctx context.Context, c *client.Client, opt ImageOptions) (
 	if err != nil {
 		return "", err
 	}
-	return docker.EnsureImage(ctx, c, "patchproof-serve", ServeRecipe(build), opt)
+	inspect, err := c.ImageInspect(ctx, build)
+	if err != nil {
+		return "", fmt.Errorf("the build image %s: %w", build, err)
+	}
+	return docker.EnsureImage(ctx, c, "patchproof-serve", ServeRecipe(build, inspect.ID), opt)
 }

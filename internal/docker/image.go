@@ -59,17 +59,23 @@ type Recipe struct {
 	// From is the image given as the build argument BASE; "" for the
 	// Debian base image (EnsureBaseImage).
 	From string
+	// FromID is From's image ID where From is an image of ours that is
+	// made again under the same tag once removed (its packages then at
+	// newer versions): the tag names it, so that this image is made again
+	// on the new one instead of lasting on the old.
+	FromID string
 }
 
 // ImageTag is the tag EnsureImage gives the image of repo made by r. It
-// names the suite, the recipe, what it is built from and the apt sources,
+// names the suite, the recipe, what it is built from (by tag and, where
+// given, ID) and the apt sources,
 // so that a change of any makes a new image; not which way the Debian base
 // came (pulled or debootstrapped), so that a check can name the tag
 // without making the base.
 func ImageTag(repo string, r Recipe, opt ImageOptions) string {
 	opt = opt.withDefaults()
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%q\n", opt.Suite, r.From, r.Dockerfile)
+	fmt.Fprintf(h, "%s\n%s\n%s\n%q\n", opt.Suite, r.From, r.FromID, r.Dockerfile)
 	if slices.Contains(declaredArgs(r.Dockerfile), "APT_SOURCES") {
 		fmt.Fprintf(h, "%q\n", opt.Sources)
 	}

@@ -54,7 +54,7 @@ func TestSpecConfigs(t *testing.T) {
 	}
 }
 
-// A tag names the recipe, what it is built from, the suite and, where
+// A tag names the recipe, what it is built from (by tag and ID), the suite and, where
 // the recipe takes them, the apt sources: a change of any is a new image.
 func TestImageTag(t *testing.T) {
 	r := Recipe{Name: "x", Dockerfile: []byte("ARG BASE\nFROM ${BASE}\nARG APT_SOURCES=\nRUN true\n")}
@@ -72,6 +72,8 @@ func TestImageTag(t *testing.T) {
 	suite.Suite = "trixie"
 	from := r
 	from.From = "patchproof-build:x"
+	rebuilt := from
+	rebuilt.FromID = "sha256:0123"
 	recipe := r
 	recipe.Dockerfile = append([]byte{}, r.Dockerfile...)
 	recipe.Dockerfile = append(recipe.Dockerfile, "RUN false\n"...)
@@ -84,6 +86,10 @@ func TestImageTag(t *testing.T) {
 		if got == tag {
 			t.Errorf("%s: the same tag %q", what, tag)
 		}
+	}
+	// The same base tag on another image (made again) is another image.
+	if ImageTag("repo", rebuilt, opt) == ImageTag("repo", from, opt) {
+		t.Error("its base made again under the same tag: the same tag")
 	}
 	// A recipe that takes no sources is not rebuilt for them.
 	plain := Recipe{Dockerfile: []byte("ARG BASE\nFROM ${BASE}\n")}
