@@ -61,7 +61,7 @@ func benchstatTool(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("benchstat not installed (go install golang.org/x/perf/cmd/benchstat@latest)")
+	t.Skip("benchstat not installed (scripts/lib.sh install_tools: go install -C tools golang.org/x/perf/cmd/benchstat)")
 	return ""
 }
 

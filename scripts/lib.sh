@@ -69,6 +69,15 @@ ensure_go() {
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends -t bookworm-backports golang-1.23-go >&2
 }
 
+# install_tools builds the tools tools/go.mod pins (all of them, or the
+# packages named) into bin/: staticcheck, actionlint, benchstat,
+# govulncheck and x/vulndb's indexdb. They are bumped there like any
+# dependency, and go verifies them through the checksum database.
+install_tools() {
+	[ $# -gt 0 ] || set -- tool
+	GOBIN="$PWD/bin" go install -C tools "$@"
+}
+
 # debian_mirror prints the URI of the machine's main Debian archive, as apt
 # has it (not the security archive). It succeeds with no output where there
 # is none, so that `mirror=$(debian_mirror)` under set -e can say so: awk

@@ -454,7 +454,7 @@ func benchstatTool(t *testing.T) string {
 			return p
 		}
 	}
-	t.Skip("benchstat not installed (go install golang.org/x/perf/cmd/benchstat@v0.0.0-20260908200009-22c9c6c9d4da)")
+	t.Skip("benchstat not installed (scripts/lib.sh install_tools: go install -C tools golang.org/x/perf/cmd/benchstat)")
 	return ""
 }
 
