@@ -75,7 +75,12 @@ type Recipe struct {
 func ImageTag(repo string, r Recipe, opt ImageOptions) string {
 	opt = opt.withDefaults()
 	h := sha256.New()
-	fmt.Fprintf(h, "%s\n%s\n%s\n%q\n", opt.Suite, r.From, r.FromID, r.Dockerfile)
+	fmt.Fprintf(h, "%s\n%s\n%q\n", opt.Suite, r.From, r.Dockerfile)
+	// Only where given, so that the images with no FromID keep the tags
+	// (and the builds keyed on the build image's tag their cache).
+	if r.FromID != "" {
+		fmt.Fprintf(h, "from-id %s\n", r.FromID)
+	}
 	if slices.Contains(declaredArgs(r.Dockerfile), "APT_SOURCES") {
 		fmt.Fprintf(h, "%q\n", opt.Sources)
 	}
