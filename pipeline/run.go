@@ -47,9 +47,10 @@ type Run struct {
 
 	// ctx is the run's context: the run-scoped resources live as long as
 	// it does.
-	ctx  context.Context
-	db   database
-	dock dockerSide // under --builder docker
+	ctx     context.Context
+	db      database
+	dock    dockerSide // under --builder docker
+	servers serverDirs
 
 	mu   sync.Mutex
 	file *resultFile
@@ -198,12 +199,15 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 	r.file = &resultFile{path: filepath.Join(out, "results.json"), res: r.Result}
 	r.begin(stages)
 
-	// Deferred in this order, the database goes before its network.
+	// Deferred in this order, the database goes before its network, and
+	// the servers are stopped by their stages before their directories go.
+	defer r.closeServerDirs()
 	defer r.closeDocker()
 	defer r.closeDatabase()
 	runStages(ctx, r, stages, record, selected, confined, logged)
 	r.closeDatabase()
 	r.closeDocker()
+	r.closeServerDirs()
 
 	finish(ctx, r)
 	if ctx.Err() != nil {

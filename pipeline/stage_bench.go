@@ -56,8 +56,12 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 		txt             []benchTarget
 	)
 	for _, j := range jobs {
+		servers, err := r.serverDir("bench", safeName(j.t.Name))
+		if err != nil {
+			return err
+		}
 		opt := bench.Options{
-			Base: buildRef(j.base), Dir: filepath.Join(r.Dir, "bench", safeName(j.t.Name)),
+			Base: buildRef(j.base), Dir: filepath.Join(r.Dir, "bench", safeName(j.t.Name)), ServerDir: servers,
 			DB: workload.DB{Conn: db.LocalConn()}, DBPID: db.PID,
 			Quick: r.Config.Bench != "report", Threads: r.Config.Threads, Passes: r.Config.Passes,
 			Sweep: r.Config.Sweep, AA: r.Config.AA, NoPin: r.Config.NoPin,

@@ -90,7 +90,11 @@ func (s raceStage) Run(ctx context.Context, r *Run) error {
 // check runs both parts on one target, recording into res what it measured
 // and what could not run; it returns the findings that fail the check.
 func (s raceStage) check(ctx context.Context, r *Run, j raceJob, db workload.DB, ctr *httpd.Container, res *results.RaceResult) (failed []string) {
-	dir := filepath.Join(r.Dir, "race", safeName(j.t.Name))
+	dir, err := r.serverDir("race", safeName(j.t.Name))
+	if err != nil {
+		res.Errors = append(res.Errors, err.Error())
+		return nil
+	}
 	step := func(format string, a ...any) { r.Progress.Step("%s: %s", j.t.Name, fmt.Sprintf(format, a...)) }
 
 	for i, b := range []*builders.Build{j.base, j.head} {
@@ -124,7 +128,7 @@ func (s raceStage) check(ctx context.Context, r *Run, j raceJob, db workload.DB,
 		}
 	}
 
-	tsan, err := s.tsan(ctx, r, j, db, ctr, filepath.Join(dir, "tsan"), step)
+	tsan, err := s.tsan(ctx, r, j, db, ctr, filepath.Join(dir, "tsan"), filepath.Join(r.Dir, "race", safeName(j.t.Name), "tsan"), step)
 	if err != nil {
 		res.Errors = append(res.Errors, "ThreadSanitizer: "+err.Error())
 		return failed
@@ -136,8 +140,10 @@ func (s raceStage) check(ctx context.Context, r *Run, j raceJob, db workload.DB,
 	return failed
 }
 
-// tsan serves the same load on both TSan builds and compares their reports.
-func (raceStage) tsan(ctx context.Context, r *Run, j raceJob, db workload.DB, ctr *httpd.Container, dir string, step func(string, ...any)) (*results.RaceTSan, error) {
+// tsan serves the same load on both TSan builds and compares their
+// reports. The servers and the runtime's reports are in dir; each side's
+// reports, read together, are kept in keep, which the results name.
+func (raceStage) tsan(ctx context.Context, r *Run, j raceJob, db workload.DB, ctr *httpd.Container, dir, keep string, step func(string, ...any)) (*results.RaceTSan, error) {
 	for i, b := range j.tsan {
 		if b == nil {
 			return nil, fmt.Errorf("no TSan build of %s (the build stage says why)", side.Sides[i])
@@ -184,7 +190,10 @@ func (raceStage) tsan(ctx context.Context, r *Run, j raceJob, db workload.DB, ct
 		if err != nil {
 			return nil, err
 		}
-		raw := filepath.Join(dir, string(sd)+".tsan.log")
+		raw := filepath.Join(keep, string(sd)+".tsan.log")
+		if err := os.MkdirAll(keep, 0o755); err != nil {
+			return nil, err
+		}
 		if err := os.WriteFile(raw, data, 0o644); err != nil {
 			return nil, err
 		}

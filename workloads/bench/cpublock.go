@@ -128,7 +128,7 @@ func (b *bencher) round(ctx context.Context, bl block, n int, run func(map[arm]*
 // where one can be made.
 func (b *bencher) blockServer(ctx context.Context, a arm, bl block, round int) (*blockServer, error) {
 	o := b.opt
-	so := b.serverOptions(a, filepath.Join(o.Dir, bl.name, fmt.Sprintf("round-%02d", round), a.String()))
+	so := b.serverOptions(a, filepath.Join(o.ServerDir, bl.name, fmt.Sprintf("round-%02d", round), a.String()))
 	so.Threads = bl.threads
 	so.KeepAliveOff = !o.keepAliveWith(bl.connections, bl.threads)
 	if so.Container != nil {

@@ -96,9 +96,14 @@ type Options struct {
 	// counter is bound into it.
 	Container *httpd.Container
 
-	// Dir is the run directory: a directory per pass and arm with each
-	// server's configuration and logs, bench.txt and bench.json.
+	// Dir is the run directory: bench.txt, bench.json, the sweep chart,
+	// the profiles.
 	Dir string
+	// ServerDir holds a directory per pass and arm with each server's
+	// configuration, docroot and logs, and what its unprivileged user
+	// writes (lock tables, callgrind dumps); default Dir. Apart from Dir
+	// where that user cannot enter Dir (httpd.Reachable).
+	ServerDir string
 
 	Threads     int           // PHP threads; default 16
 	Connections int           // wrk -c; default 3/4 of Threads, quick Threads/2 (see reportConnections)
@@ -229,6 +234,12 @@ func (o Options) resolved() (Options, error) {
 		return o, err
 	}
 	o.Dir = dir
+	if o.ServerDir == "" {
+		o.ServerDir = dir
+	}
+	if o.ServerDir, err = filepath.Abs(o.ServerDir); err != nil {
+		return o, err
+	}
 	if o.Workload.Name == "" {
 		o.Workload = select20.Workload()
 	}

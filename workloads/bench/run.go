@@ -315,7 +315,7 @@ func (b *bencher) prepare(ctx context.Context) error {
 // runCounted takes the exact measures of one arm in one pass, each on a
 // fresh server.
 func (b *bencher) runCounted(ctx context.Context, a arm, s *Sample) error {
-	dir := filepath.Join(b.opt.Dir, fmt.Sprintf("pass-%02d", s.Pass), a.String())
+	dir := filepath.Join(b.opt.ServerDir, fmt.Sprintf("pass-%02d", s.Pass), a.String())
 	var err error
 	if b.opt.wants(MeasureLocks) {
 		if s.Locks, err = b.lockRun(ctx, a, filepath.Join(dir, string(MeasureLocks)), s); err != nil {

@@ -245,10 +245,10 @@ func TestCheckReachable(t *testing.T) {
 	closed := filepath.Join(dir, "closed")
 	os.MkdirAll(filepath.Join(closed, "inner"), 0o755)
 	os.Chmod(closed, 0o700)
-	if err := checkReachable(filepath.Join(closed, "inner"), "www-data"); err == nil || !strings.Contains(err.Error(), closed) {
+	if err := Reachable(filepath.Join(closed, "inner"), "www-data"); err == nil || !strings.Contains(err.Error(), closed) {
 		t.Errorf("closed dir: error %v, want one naming %s", err, closed)
 	}
-	if err := checkReachable(dir, "www-data"); err != nil {
+	if err := Reachable(dir, "www-data"); err != nil {
 		t.Errorf("open dir: %v", err)
 	}
 }

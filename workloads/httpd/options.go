@@ -127,10 +127,14 @@ type Options struct {
 	Log io.Writer
 }
 
+// DefaultUser is what Apache's child runs as, started as root, unless
+// Options.User says otherwise.
+const DefaultUser = "www-data"
+
 // Defaults in one place.
 const (
 	defaultThreads      = 16
-	defaultUser         = "www-data"
+	defaultUser         = DefaultUser
 	defaultApache       = "/usr/sbin/apache2"
 	defaultModulesDir   = "/usr/lib/apache2/modules"
 	defaultStartTimeout = 60 * time.Second

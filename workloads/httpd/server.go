@@ -115,7 +115,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		return nil, fmt.Errorf("start apache: %w", err)
 	}
 	if os.Geteuid() == 0 {
-		if err := checkReachable(s.DocRoot, opt.User); err != nil {
+		if err := Reachable(s.DocRoot, opt.User); err != nil {
 			return nil, fmt.Errorf("start apache: %w", err)
 		}
 	}
@@ -349,9 +349,11 @@ func lookApache(given string) (string, error) {
 	return p, nil
 }
 
-// checkReachable fails when user cannot reach dir: each directory from the
+// Reachable fails when user cannot reach dir: each directory from the
 // root down must let it search (x), for the user, its group or everyone.
-func checkReachable(dir, userName string) error {
+// A server started as root serves its docroot, and writes what its
+// wrappers collect, as User.
+func Reachable(dir, userName string) error {
 	u, err := user.Lookup(userName)
 	if err != nil {
 		return fmt.Errorf("server user %s: %w", userName, err)
