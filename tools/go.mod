@@ -1,6 +1,7 @@
 // The tools scripts/test and scripts/govulncheck run, and the vulnerability
 // database govulncheck reads, pinned here like any dependency: a bump is
-// `go get -C tools PATH@VERSION` (or Dependabot's) and is reviewed as one.
+// `go get -C tools PATH@VERSION` (or Dependabot's pull request for the
+// tools that make releases) and is reviewed as one.
 // A module of its own, so that the tools' dependencies never enter
 // patchproof's build.
 module github.com/patchproof/patchproof/tools
