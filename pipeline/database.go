@@ -46,7 +46,13 @@ func (r *Run) Database(ctx context.Context) (*mysqld.Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("start mariadb: %w", err)
 	}
-	opt := mysqld.Options{Dir: filepath.Join(r.Dir, "mysql"), Log: log}
+	// The servers' user connects to its socket (serverDir).
+	dir, err := r.serverDir("mysql")
+	if err != nil {
+		log.Close()
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
+	opt := mysqld.Options{Dir: dir, Log: log}
 	where := "on this host"
 	if r.Config.Builder == "docker" {
 		// In a container of its own on the run's network: the suites'

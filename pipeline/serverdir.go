@@ -9,8 +9,9 @@ import (
 )
 
 // serverDirs is where the run's servers keep their own directories: each
-// server's configuration and docroot, and what its unprivileged user
-// writes (ThreadSanitizer's reports, lock tables, callgrind dumps).
+// server's configuration and docroot, what its unprivileged user writes
+// (ThreadSanitizer's reports, lock tables, callgrind dumps), and the
+// database's directory, whose socket that user connects to.
 type serverDirs struct {
 	root string
 	temp bool // made for this run, removed at its end
