@@ -94,11 +94,15 @@ func EnsureBuildImage(ctx context.Context, c *client.Client, opt ImageOptions) (
 }
 
 // ServeRecipe is the serve image's (images/serve.Dockerfile), on the build
-// image build whose image ID is id: a build image made again under its tag
-// makes the serve image again, so that the servers have the libraries the
-// builds were linked against.
-func ServeRecipe(build, id string) docker.Recipe {
-	return docker.Recipe{Name: "serve", Dockerfile: images.Serve, From: build, FromID: id}
+// image build, which must exist: the recipe names its image ID, so that a
+// build image made again under its tag makes the serve image again, and
+// the servers have the libraries the builds were linked against.
+func ServeRecipe(ctx context.Context, c *client.Client, build string) (docker.Recipe, error) {
+	inspect, err := c.ImageInspect(ctx, build)
+	if err != nil {
+		return docker.Recipe{}, fmt.Errorf("the build image %s: %w", build, err)
+	}
+	return docker.Recipe{Name: "serve", Dockerfile: images.Serve, From: build, FromID: inspect.ID}, nil
 }
 
 // EnsureServeImage returns the image a build's servers run in, building
@@ -109,9 +113,9 @@ func EnsureServeImage(ctx context.Context, c *client.Client, opt ImageOptions) (
 	if err != nil {
 		return "", err
 	}
-	inspect, err := c.ImageInspect(ctx, build)
+	r, err := ServeRecipe(ctx, c, build)
 	if err != nil {
-		return "", fmt.Errorf("the build image %s: %w", build, err)
+		return "", err
 	}
-	return docker.EnsureImage(ctx, c, "patchproof-serve", ServeRecipe(build, inspect.ID), opt)
+	return docker.EnsureImage(ctx, c, "patchproof-serve", r, opt)
 }

@@ -127,23 +127,19 @@ func DockerChecks(ctx context.Context, cfg *Config) []DockerCheck {
 	out = append(out, mirror)
 	// The serve image's tag names the build image's ID, so it has a tag
 	// only once the build image is made.
-	buildTag := docker.ImageTag("patchproof-build", builders.BuildRecipe, opt)
-	var buildID string
-	if b, err := c.ImageInspect(ctx, buildTag); err == nil {
-		buildID = b.ID
-	}
+	serve, serveErr := builders.ServeRecipe(ctx, c, docker.ImageTag("patchproof-build", builders.BuildRecipe, opt))
 	for _, img := range []struct {
 		repo   string
 		recipe docker.Recipe
 		why    string
 	}{
 		{"patchproof-build", builders.BuildRecipe, "the builds"},
-		{"patchproof-serve", builders.ServeRecipe(buildTag, buildID), "Apache with a build's module (race, bench)"},
+		{"patchproof-serve", serve, "Apache with a build's module (race, bench)"},
 		{"patchproof-mariadb", mysqld.ImageRecipe, "the database"},
 	} {
 		tag := docker.ImageTag(img.repo, img.recipe, opt)
 		st := DockerCheck{What: "image " + img.repo, OK: true, Status: "made (" + tag + ") for " + img.why}
-		if img.recipe.From == buildTag && buildID == "" {
+		if img.repo == "patchproof-serve" && serveErr != nil {
 			st.Status = "not made yet: the first run builds it on the build image, once that is made, for " + img.why
 		} else if _, err := c.ImageInspect(ctx, tag); err != nil {
 			st.Status = "not made yet: the first run builds " + tag + " from its Dockerfile under images/ (Debian's packages), for " + img.why

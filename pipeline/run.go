@@ -47,10 +47,15 @@ type Run struct {
 
 	// ctx is the run's context: the run-scoped resources live as long as
 	// it does.
-	ctx     context.Context
-	db      database
-	dock    dockerSide // under --builder docker
-	servers serverDirs
+	ctx  context.Context
+	db   database
+	dock dockerSide // under --builder docker
+	// servers is where the run's servers keep their own directories: each
+	// server's configuration and docroot, what its unprivileged user
+	// writes (ThreadSanitizer's reports, lock tables, callgrind dumps),
+	// and the database's directory, whose socket that user connects to
+	// (serverDir); "" until the first asks.
+	servers string
 
 	mu   sync.Mutex
 	file *resultFile

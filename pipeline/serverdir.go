@@ -8,15 +8,6 @@ import (
 	"github.com/patchproof/patchproof/workloads/httpd"
 )
 
-// serverDirs is where the run's servers keep their own directories: each
-// server's configuration and docroot, what its unprivileged user writes
-// (ThreadSanitizer's reports, lock tables, callgrind dumps), and the
-// database's directory, whose socket that user connects to.
-type serverDirs struct {
-	root string
-	temp bool // made for this run, removed at its end
-}
-
 // serverDir returns the directory for a server's files under parts. That is
 // in the run directory, unless the run is root's and the servers' user
 // cannot enter the run directory: a clone under /root, or under a home of
@@ -27,9 +18,9 @@ type serverDirs struct {
 func (r *Run) serverDir(parts ...string) (string, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.servers.root == "" {
+	if r.servers == "" {
 		if os.Geteuid() != 0 || httpd.Reachable(r.Dir, httpd.DefaultUser) == nil {
-			r.servers.root = r.Dir
+			r.servers = r.Dir
 		} else {
 			dir, err := os.MkdirTemp("", "patchproof-servers-")
 			if err != nil {
@@ -40,21 +31,22 @@ func (r *Run) serverDir(parts ...string) (string, error) {
 				os.RemoveAll(dir)
 				return "", fmt.Errorf("a directory for the servers: %w", err)
 			}
-			r.servers = serverDirs{root: dir, temp: true}
+			r.servers = dir
 			r.Progress.Warn(fmt.Sprintf("%s cannot enter %s: the servers' directories are in %s for this run", httpd.DefaultUser, r.Dir, dir))
 		}
 	}
-	return filepath.Join(append([]string{r.servers.root}, parts...)...), nil
+	return filepath.Join(append([]string{r.servers}, parts...)...), nil
 }
 
-// closeServerDirs removes the servers' directories made for this run.
+// closeServerDirs removes the servers' directories made for this run (any
+// but the run directory).
 func (r *Run) closeServerDirs() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.servers.temp {
-		if err := os.RemoveAll(r.servers.root); err != nil {
+	if r.servers != "" && r.servers != r.Dir {
+		if err := os.RemoveAll(r.servers); err != nil {
 			r.Progress.Warn(firstLine(err.Error()))
 		}
 	}
-	r.servers = serverDirs{}
+	r.servers = ""
 }

@@ -69,12 +69,11 @@ ensure_go() {
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends -t bookworm-backports golang-1.23-go >&2
 }
 
-# install_tools builds the tools tools/go.mod pins (all of them, or the
-# packages named) into bin/: staticcheck, actionlint, benchstat,
-# govulncheck and x/vulndb's indexdb. They are bumped there like any
-# dependency, and go verifies them through the checksum database.
+# install_tools builds the named tools, at the versions tools/go.mod pins,
+# into bin/ (staticcheck, actionlint, benchstat, govulncheck and x/vulndb's
+# indexdb are there). They are bumped there like any dependency, and go
+# verifies them through the checksum database.
 install_tools() {
-	[ $# -gt 0 ] || set -- tool
 	GOBIN="$PWD/bin" go install -C tools "$@"
 }
 
