@@ -1,11 +1,16 @@
 package pipeline
 
 import (
+	"cmp"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/patchproof/patchproof/workloads/httpd"
+	"github.com/patchproof/patchproof/workloads/mysqld"
 )
 
 // serverDir returns the directory for a server's files under parts. That is
@@ -39,14 +44,70 @@ func (r *Run) serverDir(parts ...string) (string, error) {
 }
 
 // closeServerDirs removes the servers' directories made for this run (any
-// but the run directory).
+// but the run directory), keeping their logs first where the run directory
+// would have had them: a server that failed is told by its error log, and
+// the run directory then reads the same wherever its servers ran.
 func (r *Run) closeServerDirs() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.servers != "" && r.servers != r.Dir {
+		if err := keepLogs(r.servers, r.Dir); err != nil {
+			r.Progress.Warn("the servers' logs: " + firstLine(err.Error()))
+		}
 		if err := os.RemoveAll(r.servers); err != nil {
 			r.Progress.Warn(firstLine(err.Error()))
 		}
 	}
 	r.servers = ""
+}
+
+// keepLogTail is the most of a log kept: its end, where a failure is told.
+const keepLogTail = 8 << 20
+
+// keepLogs copies the servers' logs under from to the same paths under to.
+// It goes on past a file it cannot copy, and returns the first error.
+func keepLogs(from, to string) error {
+	names := append(httpd.LogNames(), mysqld.LogNames()...)
+	var first error
+	err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			// A directory a server's user made unreadable: the rest is kept.
+			first = cmp.Or(first, err)
+			return nil
+		}
+		if !d.Type().IsRegular() || !slices.Contains(names, d.Name()) {
+			return nil
+		}
+		rel, err := filepath.Rel(from, path)
+		if err == nil {
+			err = copyTail(path, filepath.Join(to, rel), keepLogTail)
+		}
+		first = cmp.Or(first, err)
+		return nil
+	})
+	return cmp.Or(first, err)
+}
+
+// copyTail copies at most the last n bytes of src to dst, making dst's
+// directory.
+func copyTail(src, dst string, n int64) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if fi, err := in.Stat(); err == nil && fi.Size() > n {
+		if _, err := in.Seek(-n, io.SeekEnd); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	return cmp.Or(err, out.Close())
 }

@@ -64,11 +64,41 @@ func TestServerDir(t *testing.T) {
 	if !strings.Contains(progress.String(), root) {
 		t.Errorf("the run does not say where its servers went; progress:\n%s", progress.String())
 	}
+	// What the servers say is kept where the run directory would have had
+	// it; the rest of their files is not.
+	os.WriteFile(filepath.Join(got, "error.log"), []byte("AH00558: the log\n"), 0o644)
+	os.MkdirAll(filepath.Join(got, "docroot"), 0o755)
+	os.WriteFile(filepath.Join(got, "docroot", "index.php"), []byte("<?php"), 0o644)
 	r.closeServerDirs()
+	if b, err := os.ReadFile(filepath.Join(out, "race", "PHP-8.2", "error.log")); string(b) != "AH00558: the log\n" {
+		t.Errorf("the server's error log was not kept in the run directory: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "race", "PHP-8.2", "docroot")); !os.IsNotExist(err) {
+		t.Errorf("a server's docroot was kept too: %v", err)
+	}
 	if _, err := os.Stat(root); !os.IsNotExist(err) {
 		t.Errorf("the servers' directory %s outlived the run: %v", root, err)
 	}
 	if _, err := os.Stat(out); err != nil {
 		t.Errorf("closing removed the run directory: %v", err)
+	}
+}
+
+// A kept log is its end, where the failure is told.
+func TestCopyTail(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "error.log")
+	os.WriteFile(src, []byte("start\nmiddle\nthe end\n"), 0o644)
+	for _, c := range []struct {
+		n    int64
+		want string
+	}{{8, "the end\n"}, {1 << 20, "start\nmiddle\nthe end\n"}} {
+		dst := filepath.Join(dir, "kept", "error.log")
+		if err := copyTail(src, dst, c.n); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(dst); string(b) != c.want {
+			t.Errorf("the last %d bytes: %q, want %q", c.n, b, c.want)
+		}
 	}
 }

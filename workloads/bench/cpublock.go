@@ -173,6 +173,13 @@ func (b *bencher) loadOptions(bl block) load.Options {
 	}
 }
 
+// answerTimeout is how long a server has to answer before a window, and
+// slowAnswer the answer that is told; a request takes under a millisecond.
+const (
+	answerTimeout = 30 * time.Second
+	slowAnswer    = 500 * time.Millisecond
+)
+
 // blockPort is the first port of a block's servers in containers.
 const blockPort = 8081
 
@@ -189,6 +196,16 @@ func (b *bencher) cpuWindow(ctx context.Context, bs *blockServer, lo load.Option
 		return nil, errors.New("the server had exited")
 	default:
 	}
+	// Every window starts on a server that has just answered: one that
+	// does not is an error that names the server, not a window of no
+	// requests. A slow answer is told, as a sign of trouble.
+	t0 := time.Now()
+	if err := bs.srv.Answers(ctx, answerTimeout); err != nil {
+		return nil, err
+	}
+	if d := time.Since(t0); d > slowAnswer {
+		b.step("%s: the server took %v to answer before the window", bs.arm, d.Round(time.Millisecond))
+	}
 	sys0, err := cputime.ReadSystem()
 	if err != nil {
 		return nil, err
@@ -202,6 +219,10 @@ func (b *bencher) cpuWindow(ctx context.Context, bs *blockServer, lo load.Option
 		return nil, err
 	}
 	r, err := load.Run(ctx, bs.srv.URL(b.opt.Workload.Path), lo)
+	if pe := (*load.PassError)(nil); errors.As(err, &pe) {
+		// wrk ran, the server did not serve: what it said is the why.
+		return nil, fmt.Errorf("%w; %s", err, bs.srv.LogTail())
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -94,6 +94,10 @@ const (
 	docRootName   = "docroot"
 )
 
+// LogNames are the names of the files in which a server says what went
+// wrong: Apache's error log (PHP's errors too) and its own output.
+func LogNames() []string { return []string{errorLogName, outName} }
+
 func (s *Server) confData() confData {
 	d := confData{
 		Options:       s.opt,

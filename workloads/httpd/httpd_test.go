@@ -60,10 +60,11 @@ func TestApacheServesAndCounts(t *testing.T) {
 	dir := runDir(t)
 	const threads = 4
 	s, err := Start(context.Background(), Options{
-		Dir:       dir,
-		Module:    filepath.Join(build, "libs", "libphp.so"),
-		Threads:   threads,
-		Files:     map[string][]byte{"t.php": []byte(threadsPHP)},
+		Dir:     dir,
+		Module:  filepath.Join(build, "libs", "libphp.so"),
+		Threads: threads,
+		Files: map[string][]byte{"t.php": []byte(threadsPHP),
+			"fail.php": []byte(`<?php error_log("the page failed"); http_response_code(500);`)},
 		INI:       map[string]string{"mysqlnd.collect_statistics": "0"},
 		Env:       map[string]string{"PP_TEST": `a "quoted" value`},
 		AccessLog: true,
@@ -106,6 +107,15 @@ func TestApacheServesAndCounts(t *testing.T) {
 	if r.Requests != n {
 		t.Errorf("load: %d requests, want %d", r.Requests, n)
 	}
+	// What a failed load is reported with: PHP's error, by the log's name.
+	if resp, err := http.Get(s.URL("/fail.php")); err != nil {
+		t.Fatal(err)
+	} else {
+		resp.Body.Close()
+	}
+	if tail := s.LogTail(); !strings.Contains(tail, "the page failed") || !strings.HasPrefix(tail, s.ErrorLog+":") {
+		t.Errorf("LogTail after a failed page:\n%s", tail)
+	}
 	pid := s.PID
 	if err := s.Stop(); err != nil {
 		t.Errorf("stop: %v", err)
@@ -119,11 +129,14 @@ func TestApacheServesAndCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(string(log)), "\n")
-	// n + the probe + the first GET.
-	if got, want := len(lines), n+2; got != want {
-		t.Errorf("access log: %d requests, want %d", got, want)
+	// n + the probe + the first GET, then the failed page.
+	if got, want := len(lines), n+3; got != want {
+		t.Fatalf("access log: %d requests, want %d", got, want)
 	}
-	for _, l := range lines {
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "500 ") {
+		t.Errorf("access log's last line %q: want the failed page's 500", last)
+	}
+	for _, l := range lines[:len(lines)-1] {
 		if !strings.HasPrefix(l, "200 ") {
 			t.Errorf("access log line %q: want status 200", l)
 			break

@@ -240,6 +240,17 @@ func (s *Server) waitReady(ctx context.Context, exited <-chan struct{}, waitErr 
 	}
 }
 
+// Answers sends the readiness probe once, on a connection of its own, and
+// says whether the server answered it as expected within timeout; an error
+// carries the end of its error log.
+func (s *Server) Answers(ctx context.Context, timeout time.Duration) error {
+	client := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
+	if err := s.probe(ctx, client); err != nil {
+		return fmt.Errorf("apache on port %d: %w; %s", s.Port, err, s.logSince(0))
+	}
+	return nil
+}
+
 // A probeError is a response that came but was not the expected one.
 type probeError struct{ err error }
 
@@ -301,6 +312,10 @@ func (s *Server) Stop() error {
 	})
 	return s.stopErr
 }
+
+// LogTail returns the last lines of the server's error log and output,
+// naming the log: what a failed load is reported with.
+func (s *Server) LogTail() string { return s.logSince(0) }
 
 // logSince returns what the error log gained after offset, trimmed to its
 // last lines.

@@ -103,7 +103,7 @@ func startContainer(ctx context.Context, opt Options) (*Server, error) {
 	s := &Server{
 		Conn:     Conn{Host: alias, Port: containerPort, User: opt.User, Password: opt.Password},
 		Dir:      dir,
-		ErrorLog: filepath.Join(dir, "mariadbd.err"),
+		ErrorLog: filepath.Join(dir, errorLogName),
 		opt:      opt,
 		// A host server's accounts, not one for any host: PHP's tests see
 		// the difference (with user@'%', a failed login is answered

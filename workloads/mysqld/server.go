@@ -124,7 +124,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		accounts: []string{"localhost", "127.0.0.1"},
 		Version:  version,
 		Dir:      dir,
-		ErrorLog: filepath.Join(dir, "mariadbd.err"),
+		ErrorLog: filepath.Join(dir, errorLogName),
 		opt:      opt,
 	}
 	if err := s.pickSocket(s.Dir); err != nil {
@@ -263,7 +263,7 @@ func (s *Server) Stop() error {
 
 // launch starts mariadbd in its own process group; cancelling ctx stops it.
 func launch(ctx context.Context, args []string, dir string, opt Options) (*service.Process, error) {
-	out, err := os.OpenFile(filepath.Join(dir, "mariadbd.out"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	out, err := os.OpenFile(filepath.Join(dir, outName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("start mariadbd: %w", err)
 	}
@@ -366,7 +366,7 @@ func installOnce(ctx context.Context, installDB, dir, osUser string, log io.Writ
 		return nil
 	}
 	os.RemoveAll(data)
-	logPath := filepath.Join(dir, "install.log")
+	logPath := filepath.Join(dir, installLogName)
 	f, err := os.Create(logPath)
 	if err != nil {
 		return fmt.Errorf("install datadir: %w", err)
@@ -443,3 +443,15 @@ func (s *Server) writeInitFile(dir string) (string, error) {
 	}
 	return initFile, nil
 }
+
+// The server's logs, in its directory.
+const (
+	errorLogName   = "mariadbd.err"
+	outName        = "mariadbd.out"
+	installLogName = "install.log"
+)
+
+// LogNames are the names of the files in which a server says what went
+// wrong: its error log, its own output and that of the data directory's
+// install.
+func LogNames() []string { return []string{errorLogName, outName, installLogName} }
