@@ -98,7 +98,7 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 		return errors.New(strings.Join(errs, "; "))
 	}
 	if len(regressed) > 0 {
-		return results.CheckFailed("the cost of statistics regressed: %s", strings.Join(regressed, ", "))
+		return results.CheckFailed("the benchmark regressed: %s", strings.Join(regressed, ", "))
 	}
 	return nil
 }

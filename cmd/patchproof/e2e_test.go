@@ -321,12 +321,27 @@ func TestE2EBench(t *testing.T) {
 		t.Errorf("no bench.txt: %v", err)
 	}
 	assertBenchExtras(t, b)
+	// Every server's child is accounted for, as many of head's as of
+	// base's; the demo's head brings no crash of its own.
+	servers := map[side.Side]int{}
+	for _, c := range b.ServerCrashes {
+		servers[c.Build] = c.Servers
+		if c.Crashed > c.Servers || (c.Crashed > 0) != (len(c.Signals) > 0) {
+			t.Errorf("%s: %d of %d servers crashed, signals %q", c.Build, c.Crashed, c.Servers, c.Signals)
+		}
+	}
+	if servers[side.Base] == 0 || servers[side.Base] != servers[side.Head] {
+		t.Errorf("servers counted for crashes: %v; want as many for head as for base", servers)
+	}
+	if slices.Contains(b.Regressions(), "server crashes") {
+		t.Errorf("the demo's head crashed where base did not: %+v", b.ServerCrashes)
+	}
 	// The host run's report has the sweep, as a table and a chart.
 	md, err := os.ReadFile(filepath.Join(out, "summary.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"**Thread scaling:**", "xychart-beta", "**Shared or per-thread:**", "**Where the CPU goes**"} {
+	for _, want := range []string{"**Thread scaling:**", "xychart-beta", "**Server crashes:**", "**Shared or per-thread:**", "**Where the CPU goes**"} {
 		if !bytes.Contains(md, []byte(want)) {
 			t.Errorf("summary.md lacks %q", want)
 		}

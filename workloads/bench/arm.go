@@ -61,7 +61,29 @@ func (r *Result) Regressions() []string {
 			names = append(names, m.Name)
 		}
 	}
+	if r.headCrashes() {
+		names = append(names, serverCrashes)
+	}
 	return names
+}
+
+// serverCrashes is the regression of a head whose PHP crashed in a server
+// where base's never did.
+const serverCrashes = "server crashes"
+
+// headCrashes says whether head's PHP crashed in a server and base's, run
+// as often, never did.
+func (r *Result) headCrashes() bool {
+	var base, head *ServerCrashes
+	for _, c := range r.ServerCrashes {
+		switch c.Build {
+		case side.Base:
+			base = c
+		case side.Head:
+			head = c
+		}
+	}
+	return head != nil && head.Crashed > 0 && base != nil && base.Servers > 0 && base.Crashed == 0
 }
 
 // lockCalls is the measure of pthread_mutex_lock calls per request;

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -49,5 +50,29 @@ func TestRegressionsAndLockCalls(t *testing.T) {
 	}
 	if _, _, ok := (&Result{}).LockCalls(); ok {
 		t.Error("LockCalls of an empty result is ok")
+	}
+}
+
+// A crash of head's PHP in a server gates the run only where base's, run
+// as often, never crashed: a crash both have is not the change's.
+func TestCrashRegression(t *testing.T) {
+	crashes := func(base, head int) *Result {
+		return &Result{ServerCrashes: []*ServerCrashes{
+			{Build: side.Base, Servers: 18, Crashed: base},
+			{Build: side.Head, Servers: 18, Crashed: head},
+		}}
+	}
+	for _, c := range []struct {
+		base, head int
+		want       bool
+	}{{0, 0, false}, {0, 1, true}, {18, 18, false}, {3, 0, false}} {
+		got := slices.Contains(crashes(c.base, c.head).Regressions(), serverCrashes)
+		if got != c.want {
+			t.Errorf("base %d, head %d of 18 servers crashed: a regression %v, want %v", c.base, c.head, got, c.want)
+		}
+	}
+	headOnly := &Result{ServerCrashes: []*ServerCrashes{{Build: side.Head, Servers: 4, Crashed: 4}}}
+	if len(headOnly.Regressions()) != 0 {
+		t.Error("head's crashes gate a run that had no base servers to compare with")
 	}
 }

@@ -476,6 +476,24 @@ func TestMarkdown(t *testing.T) {
 	}
 	golden.Check(t, filepath.Join("testdata", "markdown.golden"), b.Bytes())
 
+	// Each way the servers' crashes read.
+	for _, c := range []struct {
+		name       string
+		base, head int
+	}{
+		{"none", 0, 0}, {"both", 18, 18}, {"head", 0, 2}, {"base", 18, 0},
+	} {
+		r.ServerCrashes = []*ServerCrashes{{Build: side.Base, Servers: 18, Crashed: c.base}, {Build: side.Head, Servers: 18, Crashed: c.head}}
+		for _, sc := range r.ServerCrashes {
+			if sc.Crashed > 0 {
+				sc.Signals = []string{"Segmentation fault (11)"}
+			}
+		}
+		b.Reset()
+		r.markdownCrashes(&b)
+		golden.Check(t, filepath.Join("testdata", "crashes-"+c.name+".golden"), b.Bytes())
+	}
+
 	// Base alone, two passes: no head columns, the sample-size warnings
 	// once for every measure.
 	two := knownResult(t)

@@ -89,7 +89,7 @@ func (b *bencher) round(ctx context.Context, bl block, n int, run func(map[arm]*
 	defer func() {
 		// Servers first: a cgroup must be empty before it is removed.
 		for _, bs := range servers {
-			err = stopServer(bs.srv, err)
+			err = b.stopServer(bs.arm, bs.srv, err)
 		}
 		for _, bs := range servers {
 			if bs.cg != nil {

@@ -78,6 +78,7 @@ func (r *Result) Markdown(w io.Writer) error {
 			p("- ⚠ %s\n", w)
 		}
 	}
+	r.markdownCrashes(bw)
 	r.markdownShared(bw)
 	r.markdownSweep(bw)
 	r.markdownProfiles(bw)
@@ -376,4 +377,42 @@ func (r *Result) markdownShared(w io.Writer) {
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %d | %s |\n", x.arm, value(x.shared), value(x.perThread), x.mutexes, sm)
 	}
+}
+
+// markdownCrashes says how many servers of each build had PHP crash, and
+// what that means for the change.
+func (r *Result) markdownCrashes(w io.Writer) {
+	if len(r.ServerCrashes) == 0 {
+		return
+	}
+	var parts, servers, signals []string
+	crashed := map[side.Side]int{}
+	for _, c := range r.ServerCrashes {
+		parts = append(parts, fmt.Sprintf("%s %d of %d", c.Build, c.Crashed, c.Servers))
+		servers = append(servers, fmt.Sprintf("%d %s", c.Servers, c.Build))
+		crashed[c.Build] = c.Crashed
+		for _, s := range c.Signals {
+			if !slices.Contains(signals, s) {
+				signals = append(signals, s)
+			}
+		}
+	}
+	if len(signals) == 0 {
+		fmt.Fprintf(w, "\n**Server crashes:** none; every Apache child exited cleanly (%s servers).\n", strings.Join(servers, ", "))
+		return
+	}
+	var means string
+	switch {
+	case r.headCrashes():
+		means = "❌ head's PHP crashed where base's did not: a regression"
+	case crashed[side.Head] > 0:
+		means = "base's PHP crashed too: a fault the change did not bring"
+	case len(r.Builds) > 1:
+		means = "head's did not"
+	}
+	fmt.Fprintf(w, "\n**Server crashes:** PHP crashed in Apache's child (%s) in %s servers; a crash at shutdown is seen in the error log only, not by the load", markdown.Text(strings.Join(signals, ", ")), strings.Join(parts, ", "))
+	if means != "" {
+		fmt.Fprintf(w, "; %s", means)
+	}
+	fmt.Fprint(w, ".\n")
 }

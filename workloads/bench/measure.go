@@ -76,7 +76,7 @@ func (b *bencher) lockRun(ctx context.Context, a arm, dir string, smp *Sample) (
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = stopServer(s, err) }()
+	defer func() { err = b.stopServer(a, s, err) }()
 	wctx, cancel := context.WithTimeout(ctx, windowTimeout)
 	defer cancel()
 	var (
@@ -189,7 +189,7 @@ func (b *bencher) instrRun(ctx context.Context, a arm, dir string, smp *Sample) 
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = stopServer(s, err) }()
+	defer func() { err = b.stopServer(a, s, err) }()
 	wctx, cancel := context.WithTimeout(ctx, windowTimeout)
 	defer cancel()
 	mark := func(n int) ([]callgrind.Dump, error) {

@@ -26,6 +26,8 @@ type Result struct {
 	Sweep      []*SweepPoint `json:"sweep,omitempty"`
 	SweepChart string        `json:"sweep_chart,omitempty"`
 	Warnings   []string      `json:"warnings,omitempty"`
+	// ServerCrashes counts, build by build, the servers whose PHP crashed.
+	ServerCrashes []*ServerCrashes `json:"server_crashes,omitempty"`
 	// BenchTxt is the path of bench.txt, the samples in the Go benchmark
 	// format.
 	BenchTxt string `json:"bench_txt,omitempty"`
@@ -98,6 +100,19 @@ type Build struct {
 	PHP    string    `json:"php,omitempty"`
 	Module string    `json:"module"`
 	SrcDir string    `json:"src_dir,omitempty"`
+}
+
+// ServerCrashes is how many of a build's servers had an Apache child end
+// by a signal, while serving or as it shut down: a crash of PHP, which a
+// load does not see when it comes at shutdown. Single-process servers
+// (callgrind's) are not counted, as their children are not told of.
+type ServerCrashes struct {
+	Build   side.Side `json:"build"`
+	Servers int       `json:"servers"`
+	Crashed int       `json:"crashed"`
+	// Signals are the signals, as Apache names them: "Segmentation
+	// fault (11)".
+	Signals []string `json:"signals,omitempty"`
 }
 
 // Pass is the order of one pass's arms.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/patchproof/patchproof/internal/childenv"
@@ -85,6 +87,8 @@ type bencher struct {
 	lockSO   string // the lock counter library, when locks are measured
 	cgroupOK bool
 	nonce    string // keeps cgroup names apart between runs
+
+	mu sync.Mutex // guards res.ServerCrashes
 }
 
 // Run runs the protocol: Options.Passes passes; in each, every arm once,
@@ -363,10 +367,34 @@ func (b *bencher) serverOptions(a arm, dir string) httpd.Options {
 	}
 }
 
-// stopServer stops s and turns a server that had died into the error of
-// the run; err, if any, comes first.
-func stopServer(s *httpd.Server, err error) error {
-	return errors.Join(err, s.Stop())
+// stopServer stops a's server s, counts it in the crashes of a's build,
+// and turns a server that had died into the error of the run; err, if
+// any, comes first.
+func (b *bencher) stopServer(a arm, s *httpd.Server, err error) error {
+	err = errors.Join(err, s.Stop())
+	signals, ok := s.ChildSignals()
+	if !ok {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	i := slices.IndexFunc(b.res.ServerCrashes, func(c *ServerCrashes) bool { return c.Build == a.Side })
+	if i < 0 {
+		b.res.ServerCrashes = append(b.res.ServerCrashes, &ServerCrashes{Build: a.Side})
+		slices.SortFunc(b.res.ServerCrashes, func(x, y *ServerCrashes) int { return cmp.Compare(x.Build, y.Build) })
+		i = slices.IndexFunc(b.res.ServerCrashes, func(c *ServerCrashes) bool { return c.Build == a.Side })
+	}
+	c := b.res.ServerCrashes[i]
+	c.Servers++
+	if len(signals) > 0 {
+		c.Crashed++
+		for _, sig := range signals {
+			if !slices.Contains(c.Signals, sig) {
+				c.Signals = append(c.Signals, sig)
+			}
+		}
+	}
+	return err
 }
 
 // step says what the protocol is doing: a line in the log, and a step for

@@ -315,3 +315,28 @@ func TestServerEnvironmentHasNoTokens(t *testing.T) {
 		t.Errorf("Apache's environment lacks PATH or the hooks:\n%s", env)
 	}
 }
+
+// The signals that ended Apache's children are read from the parent's
+// lines in the error log, the dumped and the undumped alike; a
+// single-process server has no child to tell of.
+func TestChildSignals(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "error.log")
+	os.WriteFile(log, []byte(`[Wed Dec 02 00:32:19.577207 2026] [mpm_event:notice] [pid 16736:tid 16736] AH00489: Apache/2.4.71 (Debian) PHP/8.2.32 configured -- resuming normal operations
+[Wed Dec 02 00:32:30.000000 2026] [core:notice] [pid 16736:tid 16736] AH00051: child pid 16700 exit signal Aborted (6), possible coredump in /tmp/x
+[Wed Dec 02 00:32:33.265818 2026] [core:notice] [pid 16736:tid 16736] AH00052: child pid 16737 exit signal Segmentation fault (11)
+[Wed Dec 02 00:32:33.265867 2026] [mpm_event:notice] [pid 16736:tid 16736] AH00491: caught SIGTERM, shutting down
+`), 0o644)
+	s := &Server{ErrorLog: log}
+	got, ok := s.ChildSignals()
+	if diff := cmp.Diff([]string{"Aborted (6)", "Segmentation fault (11)"}, got); !ok || diff != "" {
+		t.Errorf("ChildSignals (-want +got), ok %v:\n%s", ok, diff)
+	}
+	os.WriteFile(log, []byte("[core:notice] AH00491: caught SIGTERM, shutting down\n"), 0o644)
+	if got, ok := s.ChildSignals(); !ok || len(got) != 0 {
+		t.Errorf("a clean stop: %q, %v", got, ok)
+	}
+	s.opt.SingleProcess = true
+	if _, ok := s.ChildSignals(); ok {
+		t.Error("a single-process server told of its children")
+	}
+}

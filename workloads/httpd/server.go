@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -311,6 +312,27 @@ func (s *Server) Stop() error {
 		}
 	})
 	return s.stopErr
+}
+
+// childSignal is how Apache's parent logs a child that a signal ended
+// (AH00050, AH00051, AH00052): "child pid 42 exit signal Segmentation
+// fault (11)", with ", possible coredump in DIR" after it when it dumped.
+var childSignal = regexp.MustCompile(`child pid \d+ exit signal (.+? \(\d+\))`)
+
+// ChildSignals returns the signals that ended Apache's children, as Apache
+// names them, one per child, read from the error log: a crash of PHP in
+// the server, while it served or as it shut down. Called after Stop, it
+// covers the server's whole life. ok is false for a single-process server,
+// whose parent is the child.
+func (s *Server) ChildSignals() (signals []string, ok bool) {
+	if s.opt.SingleProcess {
+		return nil, false
+	}
+	b, _ := os.ReadFile(s.ErrorLog)
+	for _, m := range childSignal.FindAllSubmatch(b, -1) {
+		signals = append(signals, string(m[1]))
+	}
+	return signals, true
 }
 
 // LogTail returns the last lines of the server's error log and output,
