@@ -16,6 +16,9 @@ import (
 func raceCell(rr *results.RaceResult) string {
 	lines := []string{countersLine(rr, true)}
 	lines = append(lines, tsanLine(rr, true))
+	if l, failed := crashLine(rr); failed {
+		lines = append(lines, l)
+	}
 	if len(rr.Errors) > 0 {
 		lines = append(lines, statusIcon(results.StatusError)+" "+plural(len(rr.Errors), "error", "errors"))
 	}
@@ -53,6 +56,34 @@ func countersLine(rr *results.RaceResult, short bool) string {
 	return s
 }
 
+// crashLine says whether PHP crashed in the counters' servers, "" when
+// neither build's did; failed when head's did and base's did not.
+func crashLine(rr *results.RaceResult) (line string, failed bool) {
+	head, base := rr.CountersOf(side.Head), rr.CountersOf(side.Base)
+	signals := func(c *results.RaceCounters) []string {
+		if c == nil || c.Run == nil {
+			return nil
+		}
+		return c.Run.ChildSignals
+	}
+	h, b := signals(head), signals(base)
+	switch {
+	case len(h) > 0 && base != nil && len(b) == 0:
+		return fmt.Sprintf("%s head's PHP crashed in Apache's child (%s) where base's did not", statusIcon(results.StatusFailed), markdown.Text(strings.Join(h, ", "))), true
+	case len(h) > 0 || len(b) > 0:
+		return fmt.Sprintf("⚠ PHP crashed in Apache's child: base %s, head %s; a crash base has too is not the change's", crashes(b), crashes(h)), false
+	}
+	return "", false
+}
+
+// crashes names the signals that ended a server's children, or says none did.
+func crashes(signals []string) string {
+	if len(signals) == 0 {
+		return "none"
+	}
+	return markdown.Text(strings.Join(signals, ", "))
+}
+
 // tsanLine says whether head has a data race base has not.
 func tsanLine(rr *results.RaceResult, short bool) string {
 	t := rr.TSan
@@ -81,6 +112,9 @@ func (p *summaryWriter) race(rr *results.RaceResult) {
 	p.f("Apache mpm_event, one process of %d ZTS PHP threads, statistics on: a fixed workload (the same queries on the same rows, over connections of its own) served serially to learn each counter's growth per request, then concurrently.\n\n", rr.Threads)
 	p.f("- %s\n", countersLine(rr, false))
 	p.f("- %s\n", tsanLine(rr, false))
+	if l, _ := crashLine(rr); l != "" {
+		p.f("- %s\n", l)
+	}
 	for _, e := range rr.Errors {
 		p.f("- %s %s\n", statusIcon(results.StatusError), markdown.Text(firstLine(e)))
 	}

@@ -173,6 +173,10 @@ type Result struct {
 	// PID is the server process that held the counters.
 	PID        int   `json:"pid"`
 	DurationMS int64 `json:"duration_ms"` // of the concurrent phase
+	// ChildSignals are the signals that ended the server's Apache
+	// children, by Apache's names: PHP crashed, while serving or at the
+	// stop, which no response shows.
+	ChildSignals []string `json:"child_signals,omitempty"`
 }
 
 // ConnectionsPerRequest is how many database connections one request opens.
@@ -196,7 +200,7 @@ func Counters(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("counters: %w", err)
 	}
-	defer srv.Stop()
+	defer srv.Stop() // on the paths that fail; the last stop's answer is kept
 	res := &Result{Threads: opt.Threads, Connections: opt.Connections, Requests: opt.Requests, Serial: opt.Serial}
 
 	s0, err := snapshot(ctx, srv)
@@ -267,6 +271,12 @@ func Counters(ctx context.Context, opt Options) (*Result, error) {
 			return nil, fmt.Errorf("counters: the counters moved from process %d to %d: the server restarted its child", res.PID, s.PID)
 		}
 	}
+	// The server's teardown is part of what ran: the stop comes before the
+	// result, so that a crash in it is counted.
+	if err := srv.Stop(); err != nil {
+		return nil, fmt.Errorf("counters: %w", err)
+	}
+	res.ChildSignals, _ = srv.ChildSignals()
 	return res, nil
 }
 
