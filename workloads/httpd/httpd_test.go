@@ -339,4 +339,7 @@ func TestChildSignals(t *testing.T) {
 	if _, ok := s.ChildSignals(); ok {
 		t.Error("a single-process server told of its children")
 	}
+	if _, ok := (&Server{ErrorLog: log + ".gone"}).ChildSignals(); ok {
+		t.Error("a server whose error log is gone told of its children")
+	}
 }

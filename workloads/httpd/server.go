@@ -323,12 +323,16 @@ var childSignal = regexp.MustCompile(`child pid \d+ exit signal (.+? \(\d+\))`)
 // names them, one per child, read from the error log: a crash of PHP in
 // the server, while it served or as it shut down. Called after Stop, it
 // covers the server's whole life. ok is false for a single-process server,
-// whose parent is the child.
+// whose parent is the child, and when the log cannot be read: then nothing
+// is known.
 func (s *Server) ChildSignals() (signals []string, ok bool) {
 	if s.opt.SingleProcess {
 		return nil, false
 	}
-	b, _ := os.ReadFile(s.ErrorLog)
+	b, err := os.ReadFile(s.ErrorLog)
+	if err != nil {
+		return nil, false
+	}
 	for _, m := range childSignal.FindAllSubmatch(b, -1) {
 		signals = append(signals, string(m[1]))
 	}
