@@ -37,7 +37,7 @@ func (r *Run) serverDir(parts ...string) (string, error) {
 				return "", fmt.Errorf("a directory for the servers: %w", err)
 			}
 			r.servers = dir
-			r.Progress.Warn(fmt.Sprintf("%s cannot enter %s: the servers' directories are in %s for this run", httpd.DefaultUser, r.Dir, dir))
+			r.Progress.Warn(fmt.Sprintf("%s cannot enter %s: the servers' directories are in %s for this run, and their logs are copied to the same paths under %s when it ends", httpd.DefaultUser, r.Dir, dir, r.Dir))
 		}
 	}
 	return filepath.Join(append([]string{r.servers}, parts...)...), nil

@@ -252,8 +252,8 @@ func pluralOf(n int, one, many string) string {
 func headCrashed(runs []*results.RaceCounters) string {
 	crashed := map[side.Side][]string{}
 	for _, c := range runs {
-		if c.Run == nil {
-			return "" // a side did not run: nothing to compare
+		if c.Run == nil || !c.Run.ChildSignalsRead {
+			return "" // a side did not run, or its log was not read: nothing to compare
 		}
 		crashed[c.Side] = c.Run.ChildSignals
 	}

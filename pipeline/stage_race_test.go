@@ -59,8 +59,8 @@ func TestHeadCrashed(t *testing.T) {
 	segv := []string{"Segmentation fault (11)"}
 	runs := func(base, head []string) []*results.RaceCounters {
 		return []*results.RaceCounters{
-			{Side: side.Base, Run: &concurrency.Result{ChildSignals: base}},
-			{Side: side.Head, Run: &concurrency.Result{ChildSignals: head}},
+			{Side: side.Base, Run: &concurrency.Result{ChildSignals: base, ChildSignalsRead: true}},
+			{Side: side.Head, Run: &concurrency.Result{ChildSignals: head, ChildSignalsRead: true}},
 		}
 	}
 	for _, c := range []struct {
@@ -74,5 +74,10 @@ func TestHeadCrashed(t *testing.T) {
 	}
 	if got := headCrashed(runs(nil, segv)[1:]); got != "" {
 		t.Errorf("no base run: %q, want nothing to compare", got)
+	}
+	unread := runs(nil, segv)
+	unread[0].Run.ChildSignalsRead = false
+	if got := headCrashed(unread); got != "" {
+		t.Errorf("base's log not read: %q, want nothing to compare", got)
 	}
 }

@@ -453,11 +453,16 @@ func TestE2ERace(t *testing.T) {
 			t.Errorf("%s: the database did not count one connection per request and statement kind: %+v", s, c.Run)
 		}
 	}
-	// The counters' servers are stopped before their result, and a crash
-	// of head's PHP where base's had none would be a finding.
-	if b, h := rr.CountersOf(side.Base), rr.CountersOf(side.Head); b != nil && h != nil && b.Run != nil && h.Run != nil &&
-		len(h.Run.ChildSignals) > 0 && len(b.Run.ChildSignals) == 0 {
-		t.Errorf("head's PHP crashed in the counters' server (%v), base's did not", h.Run.ChildSignals)
+	// The counters' servers are stopped before their result and their
+	// logs read, and a crash of head's PHP where base's had none would be
+	// a finding.
+	if b, h := rr.CountersOf(side.Base), rr.CountersOf(side.Head); b != nil && h != nil && b.Run != nil && h.Run != nil {
+		if !b.Run.ChildSignalsRead || !h.Run.ChildSignalsRead {
+			t.Errorf("the counters' servers' logs were not read for crashes: base %v, head %v", b.Run.ChildSignalsRead, h.Run.ChildSignalsRead)
+		}
+		if len(h.Run.ChildSignals) > 0 && len(b.Run.ChildSignals) == 0 {
+			t.Errorf("head's PHP crashed in the counters' server (%v), base's did not", h.Run.ChildSignals)
+		}
 	}
 	if rr.TSan == nil || len(rr.TSan.Sides) != 2 {
 		t.Fatalf("ThreadSanitizer did not run on both sides: %+v", rr.TSan)

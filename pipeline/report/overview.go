@@ -82,6 +82,9 @@ func benchCell(b *bench.Result) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s %s %s", icon, strings.ReplaceAll(m.Name, "_", " "), m.Verdict))
 	}
+	if b.HeadCrashes() {
+		parts = append(parts, "❌ head's PHP crashed in a server, base's never did")
+	}
 	if len(parts) == 0 {
 		return "base only"
 	}

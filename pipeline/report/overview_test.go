@@ -27,6 +27,9 @@ func TestBenchCell(t *testing.T) {
 			{Name: "instructions", Verdict: bench.Regressed},
 			{Name: "cpu", Noisy: true, Verdict: bench.Regressed},
 		}}, "lock calls/req, statistics on: 748.4 → 6.36<br>✅ locks improved<br>➖ top mutex locks no significant change<br>❌ instructions regressed"},
+		{"head crashed", &bench.Result{Measures: []*bench.MeasureStats{{Name: "locks", Arms: arms(748.4, 6.36), Verdict: bench.Improved}},
+			ServerCrashes: []*bench.ServerCrashes{{Build: side.Base, Servers: 18}, {Build: side.Head, Servers: 18, Crashed: 1}}},
+			"lock calls/req, statistics on: 748.4 → 6.36<br>✅ locks improved<br>❌ head's PHP crashed in a server, base's never did"},
 	} {
 		if got := benchCell(tt.res); got != tt.want {
 			t.Errorf("%s: benchCell = %q, want %q", tt.name, got, tt.want)

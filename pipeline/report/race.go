@@ -60,28 +60,40 @@ func countersLine(rr *results.RaceResult, short bool) string {
 // neither build's did; failed when head's did and base's did not.
 func crashLine(rr *results.RaceResult) (line string, failed bool) {
 	head, base := rr.CountersOf(side.Head), rr.CountersOf(side.Base)
-	signals := func(c *results.RaceCounters) []string {
+	signals := func(c *results.RaceCounters) (sig []string, read bool) {
 		if c == nil || c.Run == nil {
-			return nil
+			return nil, false
 		}
-		return c.Run.ChildSignals
+		return c.Run.ChildSignals, c.Run.ChildSignalsRead
 	}
-	h, b := signals(head), signals(base)
+	h, hRead := signals(head)
+	b, bRead := signals(base)
 	switch {
-	case len(h) > 0 && base != nil && len(b) == 0:
+	case len(h) > 0 && bRead && len(b) == 0:
 		return fmt.Sprintf("%s head's PHP crashed in Apache's child (%s) where base's did not", statusIcon(results.StatusFailed), markdown.Text(strings.Join(h, ", "))), true
 	case len(h) > 0 || len(b) > 0:
-		return fmt.Sprintf("⚠ PHP crashed in Apache's child: base %s, head %s; a crash base has too is not the change's", crashes(b), crashes(h)), false
+		why := "base's crashed too, so it is not the change's to gate"
+		switch {
+		case len(h) == 0:
+			why = "base's own"
+		case !bRead:
+			why = "base's log was not read, so it is not gated"
+		}
+		return fmt.Sprintf("⚠ PHP crashed in Apache's child: base %s, head %s; %s", crashes(b, bRead), crashes(h, hRead), why), false
 	}
 	return "", false
 }
 
-// crashes names the signals that ended a server's children, or says none did.
-func crashes(signals []string) string {
-	if len(signals) == 0 {
+// crashes names the signals that ended a server's children, says none did,
+// or that its log was not read.
+func crashes(signals []string, read bool) string {
+	switch {
+	case len(signals) > 0:
+		return markdown.Text(strings.Join(signals, ", "))
+	case read:
 		return "none"
 	}
-	return markdown.Text(strings.Join(signals, ", "))
+	return "not known"
 }
 
 // tsanLine says whether head has a data race base has not.

@@ -21,12 +21,12 @@ func TestCrashLine(t *testing.T) {
 	}{
 		{"none", nil, nil, "", false},
 		{"head alone", nil, segv, "❌ head's PHP crashed in Apache's child (Segmentation fault (11)) where base's did not", true},
-		{"both", segv, segv, "⚠ PHP crashed in Apache's child: base Segmentation fault (11), head Segmentation fault (11); a crash base has too is not the change's", false},
-		{"base alone", segv, nil, "⚠ PHP crashed in Apache's child: base Segmentation fault (11), head none; a crash base has too is not the change's", false},
+		{"both", segv, segv, "⚠ PHP crashed in Apache's child: base Segmentation fault (11), head Segmentation fault (11); base's crashed too, so it is not the change's to gate", false},
+		{"base alone", segv, nil, "⚠ PHP crashed in Apache's child: base Segmentation fault (11), head none; base's own", false},
 	} {
 		rr := resultstest.RaceResult(false)
 		for _, rc := range rr.Counters {
-			rc.Run = &concurrency.Result{ChildSignals: map[side.Side][]string{side.Base: c.base, side.Head: c.head}[rc.Side]}
+			rc.Run = &concurrency.Result{ChildSignals: map[side.Side][]string{side.Base: c.base, side.Head: c.head}[rc.Side], ChildSignalsRead: true}
 		}
 		line, failed := crashLine(rr)
 		if line != c.want || failed != c.failed {
@@ -41,11 +41,19 @@ func TestCrashLine(t *testing.T) {
 			t.Errorf("%s: the section lacks the crash:\n%s", c.name, p.b.String())
 		}
 	}
-	// A side whose counters did not run has nothing to compare.
+	// A side whose counters did not run, or whose log was not read, has
+	// nothing to compare.
 	rr := resultstest.RaceResult(false)
 	rr.Counters = rr.Counters[1:]
-	rr.Counters[0].Run = &concurrency.Result{ChildSignals: segv}
+	rr.Counters[0].Run = &concurrency.Result{ChildSignals: segv, ChildSignalsRead: true}
 	if _, failed := crashLine(rr); failed {
 		t.Error("head's crash failed a check that had no base run")
+	}
+	rr = resultstest.RaceResult(false)
+	rr.Counters[0].Run = &concurrency.Result{}
+	rr.Counters[1].Run = &concurrency.Result{ChildSignals: segv, ChildSignalsRead: true}
+	want := "⚠ PHP crashed in Apache's child: base not known, head Segmentation fault (11); base's log was not read, so it is not gated"
+	if line, failed := crashLine(rr); failed || line != want {
+		t.Errorf("base's log not read: %q, %v; want %q, not failed", line, failed, want)
 	}
 }

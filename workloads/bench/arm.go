@@ -61,7 +61,7 @@ func (r *Result) Regressions() []string {
 			names = append(names, m.Name)
 		}
 	}
-	if r.headCrashes() {
+	if r.HeadCrashes() {
 		names = append(names, serverCrashes)
 	}
 	return names
@@ -71,9 +71,9 @@ func (r *Result) Regressions() []string {
 // where base's never did.
 const serverCrashes = "server crashes"
 
-// headCrashes says whether head's PHP crashed in a server and base's, run
-// as often, never did.
-func (r *Result) headCrashes() bool {
+// HeadCrashes says whether head's PHP crashed in a server and base's, run
+// as often, never did: a regression.
+func (r *Result) HeadCrashes() bool {
 	var base, head *ServerCrashes
 	for _, c := range r.ServerCrashes {
 		switch c.Build {

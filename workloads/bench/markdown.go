@@ -401,12 +401,15 @@ func (r *Result) markdownCrashes(w io.Writer) {
 		fmt.Fprintf(w, "\n**Server crashes:** none; every Apache child exited cleanly (%s servers).\n", strings.Join(servers, ", "))
 		return
 	}
+	_, hasBase := crashed[side.Base]
 	var means string
 	switch {
-	case r.headCrashes():
+	case r.HeadCrashes():
 		means = "❌ head's PHP crashed where base's did not: a regression"
+	case crashed[side.Head] > 0 && !hasBase:
+		means = "no base servers to compare with, so it is not gated"
 	case crashed[side.Head] > 0:
-		means = "base's PHP crashed too: a fault the change did not bring"
+		means = "base's crashed too, so it is not the change's to gate"
 	case len(r.Builds) > 1:
 		means = "head's did not"
 	}

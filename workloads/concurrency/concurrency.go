@@ -177,6 +177,9 @@ type Result struct {
 	// children, by Apache's names: PHP crashed, while serving or at the
 	// stop, which no response shows.
 	ChildSignals []string `json:"child_signals,omitempty"`
+	// ChildSignalsRead says the server's error log was read for them:
+	// without it, no crash is known of either way.
+	ChildSignalsRead bool `json:"child_signals_read"`
 }
 
 // ConnectionsPerRequest is how many database connections one request opens.
@@ -200,7 +203,7 @@ func Counters(ctx context.Context, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("counters: %w", err)
 	}
-	defer srv.Stop() // on the paths that fail; the last stop's answer is kept
+	defer srv.Stop() // on the paths that fail; a no-op after the stop below
 	res := &Result{Threads: opt.Threads, Connections: opt.Connections, Requests: opt.Requests, Serial: opt.Serial}
 
 	s0, err := snapshot(ctx, srv)
@@ -276,7 +279,7 @@ func Counters(ctx context.Context, opt Options) (*Result, error) {
 	if err := srv.Stop(); err != nil {
 		return nil, fmt.Errorf("counters: %w", err)
 	}
-	res.ChildSignals, _ = srv.ChildSignals()
+	res.ChildSignals, res.ChildSignalsRead = srv.ChildSignals()
 	return res, nil
 }
 

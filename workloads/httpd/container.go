@@ -154,7 +154,7 @@ func (s *Server) startContainer(ctx context.Context) error {
 func (s *Server) stopContainer() error {
 	var died error
 	if s.ctr.HasExited() {
-		died = fmt.Errorf("stop apache: its container had exited by itself (%v): %s", s.ctr.ExitErr(), s.logSince(0))
+		died = fmt.Errorf("stop apache: its container had exited by itself (%v): %s", s.ctr.ExitErr(), s.logSince(s.logStart))
 	}
 	return errors.Join(died, s.ctr.Stop(s.opt.StopTimeout))
 }

@@ -342,4 +342,22 @@ func TestChildSignals(t *testing.T) {
 	if _, ok := (&Server{ErrorLog: log + ".gone"}).ChildSignals(); ok {
 		t.Error("a server whose error log is gone told of its children")
 	}
+	// A directory used again: the earlier server's crash is not this one's.
+	earlier := "[core:notice] AH00052: child pid 7 exit signal Segmentation fault (11)\n"
+	os.WriteFile(log, []byte(earlier+"[core:notice] AH00052: child pid 8 exit signal Aborted (6)\n"), 0o644)
+	s = &Server{ErrorLog: log, logStart: int64(len(earlier))}
+	if got, ok := s.ChildSignals(); !ok || len(got) != 1 || got[0] != "Aborted (6)" {
+		t.Errorf("after an earlier server's lines: %q, %v; want this server's Aborted (6) alone", got, ok)
+	}
+}
+
+// What a failure is reported with is the log's end, however long the log.
+func TestLogTailIsTheEnd(t *testing.T) {
+	dir := t.TempDir()
+	s := &Server{Dir: dir, ErrorLog: filepath.Join(dir, "error.log")}
+	big := strings.Repeat("PHP Warning: the same again\n", 2*logTailBytes/28) + "PHP Fatal error: the last one\n"
+	os.WriteFile(s.ErrorLog, []byte(big), 0o644)
+	if tail := s.LogTail(); !strings.HasSuffix(tail, "PHP Fatal error: the last one") {
+		t.Errorf("LogTail of a %d-byte log ends %q", len(big), tail[max(0, len(tail)-80):])
+	}
 }

@@ -1,6 +1,7 @@
 package httpd
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -42,9 +43,12 @@ type Server struct {
 	ErrorLog  string // Apache's error log; PHP's errors go there too
 	AccessLog string // empty unless Options.AccessLog
 
-	opt  Options
-	proc *service.Process // on this host
-	ctr  *docker.Service  // in a container
+	opt Options
+	// logStart is the error log's size when Start began: Apache appends
+	// to it, and a directory used again holds an earlier server's lines.
+	logStart int64
+	proc     *service.Process // on this host
+	ctr      *docker.Service  // in a container
 
 	stopOnce sync.Once
 	stopErr  error
@@ -112,6 +116,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	if opt.AccessLog {
 		s.AccessLog = filepath.Join(dir, accessLogName)
 	}
+	s.logStart = logSize(s.ErrorLog)
 	if err := s.writeFiles(); err != nil {
 		return nil, fmt.Errorf("start apache: %w", err)
 	}
@@ -247,7 +252,7 @@ func (s *Server) waitReady(ctx context.Context, exited <-chan struct{}, waitErr 
 func (s *Server) Answers(ctx context.Context, timeout time.Duration) error {
 	client := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
 	if err := s.probe(ctx, client); err != nil {
-		return fmt.Errorf("apache on port %d: %w; %s", s.Port, err, s.logSince(0))
+		return fmt.Errorf("apache on port %d: %w; %s", s.Port, err, s.logSince(s.logStart))
 	}
 	return nil
 }
@@ -305,7 +310,7 @@ func (s *Server) Stop() error {
 			return
 		}
 		if s.proc.HasExited() && !s.proc.StopRequested() {
-			s.stopErr = fmt.Errorf("stop apache: it had exited by itself (%v): %s", s.proc.WaitErr(), s.logSince(0))
+			s.stopErr = fmt.Errorf("stop apache: it had exited by itself (%v): %s", s.proc.WaitErr(), s.logSince(s.logStart))
 		}
 		if err := s.proc.Stop(); err != nil && s.stopErr == nil {
 			s.stopErr = err
@@ -322,34 +327,54 @@ var childSignal = regexp.MustCompile(`child pid \d+ exit signal (.+? \(\d+\))`)
 // ChildSignals returns the signals that ended Apache's children, as Apache
 // names them, one per child, read from the error log: a crash of PHP in
 // the server, while it served or as it shut down. Called after Stop, it
-// covers the server's whole life. ok is false for a single-process server,
-// whose parent is the child, and when the log cannot be read: then nothing
-// is known.
+// covers the server's whole life, and only this server's: the lines of an
+// earlier one in the same directory are not read. ok is false for a
+// single-process server, whose parent is the child, and when the log
+// cannot be read: then nothing is known.
 func (s *Server) ChildSignals() (signals []string, ok bool) {
 	if s.opt.SingleProcess {
 		return nil, false
 	}
-	b, err := os.ReadFile(s.ErrorLog)
+	f, err := os.Open(s.ErrorLog)
 	if err != nil {
 		return nil, false
 	}
-	for _, m := range childSignal.FindAllSubmatch(b, -1) {
-		signals = append(signals, string(m[1]))
+	defer f.Close()
+	if _, err := f.Seek(s.logStart, io.SeekStart); err != nil {
+		return nil, false
+	}
+	// Line by line: PHP's own messages can make the log large.
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for sc.Scan() {
+		if m := childSignal.FindSubmatch(sc.Bytes()); m != nil {
+			signals = append(signals, string(m[1]))
+		}
+	}
+	if sc.Err() != nil {
+		return nil, false
 	}
 	return signals, true
 }
 
-// LogTail returns the last lines of the server's error log and output,
+// LogTail returns the last lines of this server's error log and output,
 // naming the log: what a failed load is reported with.
-func (s *Server) LogTail() string { return s.logSince(0) }
+func (s *Server) LogTail() string { return s.logSince(s.logStart) }
+
+// logTailBytes is how much of a log's end logSince reads.
+const logTailBytes = 1 << 20
 
 // logSince returns what the error log gained after offset, trimmed to its
 // last lines.
 func (s *Server) logSince(offset int64) string {
 	var b []byte
 	if f, err := os.Open(s.ErrorLog); err == nil {
+		// The end is what says why: at most its last MiB.
+		if fi, err := f.Stat(); err == nil {
+			offset = max(offset, fi.Size()-logTailBytes)
+		}
 		f.Seek(offset, io.SeekStart)
-		b, _ = io.ReadAll(io.LimitReader(f, 1<<20))
+		b, _ = io.ReadAll(io.LimitReader(f, logTailBytes))
 		f.Close()
 	}
 	// What apache2 printed before it had an error log: configuration errors.
