@@ -83,7 +83,7 @@ func benchCell(b *bench.Result) string {
 		parts = append(parts, fmt.Sprintf("%s %s %s", icon, strings.ReplaceAll(m.Name, "_", " "), m.Verdict))
 	}
 	if b.HeadCrashes() {
-		parts = append(parts, "❌ head's PHP crashed in a server, base's never did")
+		parts = append(parts, "❌ head's PHP crashed in more of its servers than base's")
 	}
 	if len(parts) == 0 {
 		return "base only"

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/patchproof/patchproof/internal/side"
@@ -71,19 +72,52 @@ func (r *Result) Regressions() []string {
 // where base's never did.
 const serverCrashes = "server crashes"
 
-// HeadCrashes says whether head's PHP crashed in a server and base's, run
-// as often, never did: a regression.
+// HeadCrashes says whether head's PHP crashed in its servers more than
+// base's: in any of them where base's never did, or in a share of them
+// that Fisher's exact test says is larger than base's (p ≤ crashAlpha),
+// since a crash base has now and then does not hide one head has always.
 func (r *Result) HeadCrashes() bool {
-	var base, head *ServerCrashes
+	base, head := r.crashesOf(side.Base), r.crashesOf(side.Head)
+	if head == nil || head.Crashed == 0 || base == nil || base.Servers == 0 {
+		return false
+	}
+	return base.Crashed == 0 || crashesP(base, head) <= crashAlpha
+}
+
+// crashAlpha is the p below which head's share of crashed servers is
+// taken to be larger than base's.
+const crashAlpha = 0.01
+
+func (r *Result) crashesOf(build side.Side) *ServerCrashes {
 	for _, c := range r.ServerCrashes {
-		switch c.Build {
-		case side.Base:
-			base = c
-		case side.Head:
-			head = c
+		if c.Build == build {
+			return c
 		}
 	}
-	return head != nil && head.Crashed > 0 && base != nil && base.Servers > 0 && base.Crashed == 0
+	return nil
+}
+
+// crashesP is the one-sided p of Fisher's exact test that head's servers
+// crash more often than base's: the chance, were crashes spread over all
+// the servers regardless of build, that head's would have had at least as
+// many of them.
+func crashesP(base, head *ServerCrashes) float64 {
+	n, k := base.Servers+head.Servers, base.Crashed+head.Crashed
+	lchoose := func(n, k int) float64 {
+		a, _ := math.Lgamma(float64(n + 1))
+		b, _ := math.Lgamma(float64(k + 1))
+		c, _ := math.Lgamma(float64(n - k + 1))
+		return a - b - c
+	}
+	total := lchoose(n, k)
+	p := 0.0
+	for x := head.Crashed; x <= min(k, head.Servers); x++ {
+		if k-x > base.Servers {
+			continue
+		}
+		p += math.Exp(lchoose(head.Servers, x) + lchoose(base.Servers, k-x) - total)
+	}
+	return min(p, 1)
 }
 
 // lockCalls is the measure of pthread_mutex_lock calls per request;

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"testing"
 
@@ -65,11 +66,24 @@ func TestCrashRegression(t *testing.T) {
 	for _, c := range []struct {
 		base, head int
 		want       bool
-	}{{0, 0, false}, {0, 1, true}, {18, 18, false}, {3, 0, false}} {
+	}{
+		{0, 0, false}, {0, 1, true}, {18, 18, false}, {3, 0, false},
+		// Now and then in base does not hide always in head; a crash
+		// more or less is chance.
+		{1, 18, true}, {17, 18, false}, {6, 12, false},
+	} {
 		got := slices.Contains(crashes(c.base, c.head).Regressions(), serverCrashes)
 		if got != c.want {
 			t.Errorf("base %d, head %d of 18 servers crashed: a regression %v, want %v", c.base, c.head, got, c.want)
 		}
+	}
+	// Fisher's exact test, one-sided: 3 of 3 against 0 of 3 is 1 of the
+	// C(6,3) = 20 ways three crashes fall on six servers.
+	if p := crashesP(&ServerCrashes{Servers: 3}, &ServerCrashes{Servers: 3, Crashed: 3}); math.Abs(p-0.05) > 1e-12 {
+		t.Errorf("crashesP(0 of 3, 3 of 3) = %v, want 1/20", p)
+	}
+	if p := crashesP(&ServerCrashes{Servers: 18, Crashed: 18}, &ServerCrashes{Servers: 18, Crashed: 18}); math.Abs(p-1) > 1e-12 {
+		t.Errorf("crashesP(18 of 18, 18 of 18) = %v, want 1", p)
 	}
 	headOnly := &Result{ServerCrashes: []*ServerCrashes{{Build: side.Head, Servers: 4, Crashed: 4}}}
 	if len(headOnly.Regressions()) != 0 {

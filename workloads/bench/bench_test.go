@@ -481,7 +481,7 @@ func TestMarkdown(t *testing.T) {
 		name       string
 		base, head int
 	}{
-		{"none", 0, 0}, {"both", 18, 18}, {"head", 0, 2}, {"base", 18, 0},
+		{"none", 0, 0}, {"both", 18, 18}, {"head", 0, 2}, {"base", 18, 0}, {"more", 1, 18},
 	} {
 		r.ServerCrashes = []*ServerCrashes{{Build: side.Base, Servers: 18, Crashed: c.base}, {Build: side.Head, Servers: 18, Crashed: c.head}}
 		for _, sc := range r.ServerCrashes {

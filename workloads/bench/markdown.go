@@ -404,12 +404,14 @@ func (r *Result) markdownCrashes(w io.Writer) {
 	_, hasBase := crashed[side.Base]
 	var means string
 	switch {
-	case r.HeadCrashes():
+	case r.HeadCrashes() && crashed[side.Base] == 0:
 		means = "❌ head's PHP crashed where base's did not: a regression"
+	case r.HeadCrashes():
+		means = fmt.Sprintf("❌ head's PHP crashed in more of its servers than base's (Fisher's exact test, p=%.2g): a regression", crashesP(r.crashesOf(side.Base), r.crashesOf(side.Head)))
 	case crashed[side.Head] > 0 && !hasBase:
 		means = "no base servers to compare with, so it is not gated"
 	case crashed[side.Head] > 0:
-		means = "base's crashed too, so it is not the change's to gate"
+		means = fmt.Sprintf("base's crashed too, and head's not significantly more often (Fisher's exact test, p=%.2g), so it is not gated", crashesP(r.crashesOf(side.Base), r.crashesOf(side.Head)))
 	case len(r.Builds) > 1:
 		means = "head's did not"
 	}
