@@ -131,8 +131,9 @@ func (s raceStage) check(ctx context.Context, r *Run, j raceJob, db workload.DB,
 		}
 	}
 
-	if f := headCrashed(res.Counters); f != "" {
-		failed = append(failed, f)
+	if res.HeadCrashed() {
+		signals, _ := res.ChildSignals(side.Head)
+		failed = append(failed, fmt.Sprintf("head's PHP crashed in Apache's child (%s) where base's did not", strings.Join(signals, ", ")))
 	}
 
 	tsan, err := s.tsan(ctx, r, j, db, ctr, filepath.Join(dir, "tsan"), filepath.Join(r.Dir, "race", safeName(j.t.Name), "tsan"), step)
@@ -244,23 +245,4 @@ func pluralOf(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
-}
-
-// headCrashed is the finding of a head whose PHP crashed in the counters'
-// server where base's, run the same, did not; "" otherwise. A crash both
-// have is base's own fault, which the report shows.
-func headCrashed(runs []*results.RaceCounters) string {
-	crashed := map[side.Side][]string{}
-	for _, c := range runs {
-		if c.Run == nil || !c.Run.ChildSignalsRead {
-			return "" // a side did not run, or its log was not read: nothing to compare
-		}
-		crashed[c.Side] = c.Run.ChildSignals
-	}
-	base, okBase := crashed[side.Base]
-	head, okHead := crashed[side.Head]
-	if !okBase || !okHead || len(head) == 0 || len(base) > 0 {
-		return ""
-	}
-	return fmt.Sprintf("head's PHP crashed in Apache's child (%s) where base's did not", strings.Join(head, ", "))
 }

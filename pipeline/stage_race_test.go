@@ -7,10 +7,7 @@ import (
 	"testing"
 
 	"github.com/patchproof/patchproof/builders"
-	"github.com/patchproof/patchproof/internal/side"
-	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/race"
-	"github.com/patchproof/patchproof/workloads/concurrency"
 )
 
 // Without a ZTS pair with the Apache module there is nothing to check
@@ -50,34 +47,5 @@ func TestCountersText(t *testing.T) {
 	lost := race.JudgeCounters(race.CounterRun{Requests: 10, PerRequest: map[string]int64{"a": 1, "b": 2}, Grew: map[string]int64{"a": 9, "b": 17}, DBConnections: 20, ConnsPerReq: 2})
 	if got, want := countersText(lost), "2 counters off in 10 requests, 4 short in all (a 9 of 10, b 17 of 20)"; got != want {
 		t.Errorf("lost: %q, want %q", got, want)
-	}
-}
-
-// Head's crash in the counters' server fails the check only where base's,
-// run the same, did not crash.
-func TestHeadCrashed(t *testing.T) {
-	segv := []string{"Segmentation fault (11)"}
-	runs := func(base, head []string) []*results.RaceCounters {
-		return []*results.RaceCounters{
-			{Side: side.Base, Run: &concurrency.Result{ChildSignals: base, ChildSignalsRead: true}},
-			{Side: side.Head, Run: &concurrency.Result{ChildSignals: head, ChildSignalsRead: true}},
-		}
-	}
-	for _, c := range []struct {
-		name       string
-		base, head []string
-		fails      bool
-	}{{"none", nil, nil, false}, {"head", nil, segv, true}, {"both", segv, segv, false}, {"base", segv, nil, false}} {
-		if got := headCrashed(runs(c.base, c.head)); (got != "") != c.fails {
-			t.Errorf("%s: headCrashed = %q, want a finding %v", c.name, got, c.fails)
-		}
-	}
-	if got := headCrashed(runs(nil, segv)[1:]); got != "" {
-		t.Errorf("no base run: %q, want nothing to compare", got)
-	}
-	unread := runs(nil, segv)
-	unread[0].Run.ChildSignalsRead = false
-	if got := headCrashed(unread); got != "" {
-		t.Errorf("base's log not read: %q, want nothing to compare", got)
 	}
 }

@@ -322,7 +322,7 @@ func TestE2EBench(t *testing.T) {
 	}
 	assertBenchExtras(t, b)
 	// Every server's child is accounted for, as many of head's as of
-	// base's; the demo's head brings no crash of its own.
+	// base's. (A head crash would have failed the demo's run before this.)
 	servers := map[side.Side]int{}
 	for _, c := range b.ServerCrashes {
 		servers[c.Build] = c.Servers
@@ -332,9 +332,6 @@ func TestE2EBench(t *testing.T) {
 	}
 	if servers[side.Base] == 0 || servers[side.Base] != servers[side.Head] {
 		t.Errorf("servers counted for crashes: %v; want as many for head as for base", servers)
-	}
-	if slices.Contains(b.Regressions(), "server crashes") {
-		t.Errorf("the demo's head crashed where base did not: %+v", b.ServerCrashes)
 	}
 	// The host run's report has the sweep, as a table and a chart.
 	md, err := os.ReadFile(filepath.Join(out, "summary.md"))
@@ -454,14 +451,10 @@ func TestE2ERace(t *testing.T) {
 		}
 	}
 	// The counters' servers are stopped before their result and their
-	// logs read, and a crash of head's PHP where base's had none would be
-	// a finding.
-	if b, h := rr.CountersOf(side.Base), rr.CountersOf(side.Head); b != nil && h != nil && b.Run != nil && h.Run != nil {
-		if !b.Run.ChildSignalsRead || !h.Run.ChildSignalsRead {
-			t.Errorf("the counters' servers' logs were not read for crashes: base %v, head %v", b.Run.ChildSignalsRead, h.Run.ChildSignalsRead)
-		}
-		if len(h.Run.ChildSignals) > 0 && len(b.Run.ChildSignals) == 0 {
-			t.Errorf("head's PHP crashed in the counters' server (%v), base's did not", h.Run.ChildSignals)
+	// logs read for crashes.
+	for _, s := range side.Sides {
+		if _, read := rr.ChildSignals(s); !read {
+			t.Errorf("%s: the counters' server's log was not read for crashes", s)
 		}
 	}
 	if rr.TSan == nil || len(rr.TSan.Sides) != 2 {

@@ -59,17 +59,10 @@ func countersLine(rr *results.RaceResult, short bool) string {
 // crashLine says whether PHP crashed in the counters' servers, "" when
 // neither build's did; failed when head's did and base's did not.
 func crashLine(rr *results.RaceResult) (line string, failed bool) {
-	head, base := rr.CountersOf(side.Head), rr.CountersOf(side.Base)
-	signals := func(c *results.RaceCounters) (sig []string, read bool) {
-		if c == nil || c.Run == nil {
-			return nil, false
-		}
-		return c.Run.ChildSignals, c.Run.ChildSignalsRead
-	}
-	h, hRead := signals(head)
-	b, bRead := signals(base)
+	h, hRead := rr.ChildSignals(side.Head)
+	b, bRead := rr.ChildSignals(side.Base)
 	switch {
-	case len(h) > 0 && bRead && len(b) == 0:
+	case rr.HeadCrashed():
 		return fmt.Sprintf("%s head's PHP crashed in Apache's child (%s) where base's did not", statusIcon(results.StatusFailed), markdown.Text(strings.Join(h, ", "))), true
 	case len(h) > 0 || len(b) > 0:
 		why := "base's crashed too, so it is not the change's to gate"

@@ -56,3 +56,23 @@ func (r *RaceResult) CountersOf(s side.Side) *RaceCounters {
 	}
 	return nil
 }
+
+// ChildSignals are the signals that ended the Apache children of side s's
+// counters' server, and whether its log was read for them: without that,
+// no crash is known of either way.
+func (r *RaceResult) ChildSignals(s side.Side) (signals []string, read bool) {
+	c := r.CountersOf(s)
+	if c == nil || c.Run == nil {
+		return nil, false
+	}
+	return c.Run.ChildSignals, c.Run.ChildSignalsRead
+}
+
+// HeadCrashed says whether head's PHP crashed in the counters' server where
+// base's, run the same and its log read, did not: a finding against head.
+// A crash both have is base's own.
+func (r *RaceResult) HeadCrashed() bool {
+	head, _ := r.ChildSignals(side.Head)
+	base, read := r.ChildSignals(side.Base)
+	return len(head) > 0 && read && len(base) == 0
+}

@@ -386,11 +386,9 @@ func (r *Result) markdownCrashes(w io.Writer) {
 		return
 	}
 	var parts, servers, signals []string
-	crashed := map[side.Side]int{}
 	for _, c := range r.ServerCrashes {
 		parts = append(parts, fmt.Sprintf("%s %d of %d", c.Build, c.Crashed, c.Servers))
 		servers = append(servers, fmt.Sprintf("%d %s", c.Servers, c.Build))
-		crashed[c.Build] = c.Crashed
 		for _, s := range c.Signals {
 			if !slices.Contains(signals, s) {
 				signals = append(signals, s)
@@ -401,17 +399,17 @@ func (r *Result) markdownCrashes(w io.Writer) {
 		fmt.Fprintf(w, "\n**Server crashes:** none; every Apache child exited cleanly (%s servers).\n", strings.Join(servers, ", "))
 		return
 	}
-	_, hasBase := crashed[side.Base]
+	base, head := r.crashesOf(side.Base), r.crashesOf(side.Head)
 	var means string
 	switch {
-	case r.HeadCrashes() && crashed[side.Base] == 0:
+	case r.HeadCrashes() && base.Crashed == 0:
 		means = "❌ head's PHP crashed where base's did not: a regression"
 	case r.HeadCrashes():
-		means = fmt.Sprintf("❌ head's PHP crashed in more of its servers than base's (Fisher's exact test, p=%.2g): a regression", crashesP(r.crashesOf(side.Base), r.crashesOf(side.Head)))
-	case crashed[side.Head] > 0 && !hasBase:
+		means = fmt.Sprintf("❌ head's PHP crashed in more of its servers than base's (Fisher's exact test, p=%.2g): a regression", crashesP(base, head))
+	case head != nil && head.Crashed > 0 && base == nil:
 		means = "no base servers to compare with, so it is not gated"
-	case crashed[side.Head] > 0:
-		means = fmt.Sprintf("base's crashed too, and head's not significantly more often (Fisher's exact test, p=%.2g), so it is not gated", crashesP(r.crashesOf(side.Base), r.crashesOf(side.Head)))
+	case head != nil && head.Crashed > 0:
+		means = fmt.Sprintf("base's crashed too, and head's not significantly more often (Fisher's exact test, p=%.2g), so it is not gated", crashesP(base, head))
 	case len(r.Builds) > 1:
 		means = "head's did not"
 	}

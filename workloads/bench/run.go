@@ -378,13 +378,12 @@ func (b *bencher) stopServer(a arm, s *httpd.Server, err error) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	i := slices.IndexFunc(b.res.ServerCrashes, func(c *ServerCrashes) bool { return c.Build == a.Side })
-	if i < 0 {
-		b.res.ServerCrashes = append(b.res.ServerCrashes, &ServerCrashes{Build: a.Side})
+	c := b.res.crashesOf(a.Side)
+	if c == nil {
+		c = &ServerCrashes{Build: a.Side}
+		b.res.ServerCrashes = append(b.res.ServerCrashes, c)
 		slices.SortFunc(b.res.ServerCrashes, func(x, y *ServerCrashes) int { return cmp.Compare(x.Build, y.Build) })
-		i = slices.IndexFunc(b.res.ServerCrashes, func(c *ServerCrashes) bool { return c.Build == a.Side })
 	}
-	c := b.res.ServerCrashes[i]
 	c.Servers++
 	if len(signals) > 0 {
 		c.Crashed++

@@ -220,7 +220,7 @@ func (s *Server) waitReady(ctx context.Context, exited <-chan struct{}, waitErr 
 	deadline := time.Now().Add(s.opt.StartTimeout)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	client := probeClient(10 * time.Second)
 	var last error
 	for {
 		select {
@@ -250,11 +250,16 @@ func (s *Server) waitReady(ctx context.Context, exited <-chan struct{}, waitErr 
 // says whether the server answered it as expected within timeout; an error
 // carries the end of its error log.
 func (s *Server) Answers(ctx context.Context, timeout time.Duration) error {
-	client := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
-	if err := s.probe(ctx, client); err != nil {
+	if err := s.probe(ctx, probeClient(timeout)); err != nil {
 		return fmt.Errorf("apache on port %d: %w; %s", s.Port, err, s.logSince(s.logStart))
 	}
 	return nil
+}
+
+// probeClient sends each probe on a connection of its own: a server that
+// cannot take a new one is not ready.
+func probeClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
 }
 
 // A probeError is a response that came but was not the expected one.
