@@ -9,28 +9,8 @@ import (
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
-// statusIcon is the icon of a status, so that a verdict reads at a glance.
-func statusIcon(s results.Status) string {
-	switch s {
-	case results.StatusPassed:
-		return "✅"
-	case results.StatusFailed:
-		return "❌"
-	case results.StatusError:
-		return "⚠️"
-	case results.StatusSkipped:
-		return "⏭️"
-	case results.StatusNotAvailable:
-		return "➖"
-	case results.StatusRunning:
-		return "⏳"
-	case results.StatusPending:
-		return "⏸️"
-	case results.StatusInterrupted, results.StatusIncomplete:
-		return "⏹️"
-	}
-	return "❔"
-}
+// statusIcon is the icon of a status (verdict.Status.Icon).
+func statusIcon(s results.Status) string { return s.Icon() }
 
 // fmtMS formats milliseconds at a precision a reader needs.
 func fmtMS(ms int64) string {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/verify/verdict"
 	"github.com/patchproof/patchproof/workloads/bench"
 )
 
@@ -32,25 +33,21 @@ type Result struct {
 	RunURL        string          `json:"run_url,omitempty"`
 }
 
-// Status is the outcome of a run or a stage.
-type Status string
+// Status is the outcome of a run or a stage: verify/verdict's, the one
+// vocabulary of every check.
+type Status = verdict.Status
 
+// The statuses, by their results.json names.
 const (
-	StatusRunning      Status = "running"
-	StatusPassed       Status = "passed"
-	StatusFailed       Status = "failed"  // ran, and a check failed
-	StatusError        Status = "error"   // could not run
-	StatusSkipped      Status = "skipped" // not selected, or nothing to do
-	StatusNotAvailable Status = "not-available"
-	// StatusPending is a stage not started yet: every stage is recorded so
-	// when the run begins, so that a run that dies leaves its stages
-	// pending, never "skipped" as if a stage had had nothing to do.
-	StatusPending Status = "pending"
-	// StatusInterrupted is a stage cut short by SIGINT or SIGTERM.
-	StatusInterrupted Status = "interrupted"
-	// StatusIncomplete is a run that did not finish: interrupted, or read
-	// back while (or after) it died. It never reads as passed.
-	StatusIncomplete Status = "incomplete"
+	StatusRunning      = verdict.Running
+	StatusPassed       = verdict.Passed
+	StatusFailed       = verdict.Failed
+	StatusError        = verdict.Error
+	StatusSkipped      = verdict.Skipped
+	StatusNotAvailable = verdict.NotAvailable
+	StatusPending      = verdict.Pending
+	StatusInterrupted  = verdict.Interrupted
+	StatusIncomplete   = verdict.Incomplete
 )
 
 // Settings are the run's inputs worth showing next to its numbers.

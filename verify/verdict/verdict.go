@@ -1,0 +1,128 @@
+// Package verdict is the one vocabulary every check speaks: the status of a
+// stage or a run (passed, failed, could not run, did not finish…), the
+// change a comparison of base and head concludes (improved, regressed, no
+// change, not decided), and the error a check returns when it fails. Each
+// has one rendering, so that a word means the same in every section of the
+// report, in results.json and on the commit status.
+package verdict
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Status is the outcome of a run or a stage, as results.json spells it.
+type Status string
+
+const (
+	Running      Status = "running"
+	Passed       Status = "passed"
+	Failed       Status = "failed"  // ran, and a check failed
+	Error        Status = "error"   // could not run
+	Skipped      Status = "skipped" // not selected, or nothing to do
+	NotAvailable Status = "not-available"
+	// Pending is a stage not started yet: every stage is recorded so when
+	// the run begins, so that a run that dies leaves its stages pending,
+	// never "skipped" as if a stage had had nothing to do.
+	Pending Status = "pending"
+	// Interrupted is a stage cut short by SIGINT or SIGTERM.
+	Interrupted Status = "interrupted"
+	// Incomplete is a run that did not finish: interrupted, or read back
+	// while (or after) it died. It never reads as passed.
+	Incomplete Status = "incomplete"
+)
+
+// Statuses lists every status this version writes, in the order of the
+// schema's enum.
+var Statuses = []Status{Running, Passed, Failed, Error, Skipped, NotAvailable, Pending, Interrupted, Incomplete}
+
+// Icon is the status's icon, so that a verdict reads at a glance.
+func (s Status) Icon() string {
+	switch s {
+	case Passed:
+		return "✅"
+	case Failed:
+		return "❌"
+	case Error:
+		return "⚠️"
+	case Skipped:
+		return "⏭️"
+	case NotAvailable:
+		return "➖"
+	case Running:
+		return "⏳"
+	case Pending:
+		return "⏸️"
+	case Interrupted, Incomplete:
+		return "⏹️"
+	}
+	return "❔"
+}
+
+// Change is what a comparison of head with base (or of one arm with
+// another) concludes about a measure, as results.json spells it; "" where
+// nothing was compared.
+type Change string
+
+const (
+	Improved  Change = "improved"
+	Regressed Change = "regressed"
+	NoChange  Change = "no significant change"
+	// NotDecided is a comparison that could not conclude: too few samples,
+	// or a spread wider than any effect it could show.
+	NotDecided Change = "not decided"
+	// NotJudged is a measure shown with its interval and p but given no
+	// verdict by design: it explains a judged one (CPU time's user and
+	// system halves, context switches, throughput).
+	NotJudged Change = "not judged"
+)
+
+// Changes lists every change this version writes.
+var Changes = []Change{Improved, Regressed, NoChange, NotDecided, NotJudged}
+
+// String is the change as benchstat would print it: "~" for no change.
+func (c Change) String() string {
+	switch c {
+	case NoChange:
+		return "~"
+	case "":
+		return "not compared"
+	}
+	return string(c)
+}
+
+// Icon marks a change in the overview: only a regression is red.
+func (c Change) Icon() string {
+	switch c {
+	case Improved:
+		return "✅"
+	case Regressed:
+		return "❌"
+	case NoChange:
+		return "➖"
+	}
+	return "❔"
+}
+
+// ErrCheckFailed is what every failed check's error is (errors.Is): the
+// pipeline ran but a check did not pass (a test regression, changed NTS
+// machine code where a no-op was expected, a benchmark regression). It maps
+// to exit status 1; every other error means patchproof could not run (exit
+// status 2).
+var ErrCheckFailed = errors.New("check failed")
+
+// CheckError is a check that did not pass. Message says what failed, in
+// one line; the stage's Message is taken from it.
+type CheckError struct {
+	Message string
+}
+
+// CheckFailed returns a *CheckError with the formatted message.
+func CheckFailed(format string, a ...any) error {
+	return &CheckError{Message: fmt.Sprintf(format, a...)}
+}
+
+func (e *CheckError) Error() string { return e.Message + ": " + ErrCheckFailed.Error() }
+
+// Is makes a *CheckError an ErrCheckFailed.
+func (e *CheckError) Is(target error) bool { return target == ErrCheckFailed }
