@@ -10,13 +10,62 @@ import "strings"
 // inline keeps text on one line and inside its table cell.
 var inline = strings.NewReplacer("\r\n", " ", "\n", " ", "|", `\|`)
 
-// text also keeps it from being read as HTML: with < and > escaped no tag
-// opens, and a > at the start of a line cannot begin a quote.
-var text = strings.NewReplacer("\r\n", " ", "\n", " ", "|", `\|`, "<", "&lt;", ">", "&gt;")
+// wj is U+2060 WORD JOINER: invisible, and enough to keep GitHub from
+// reading "@name" as a mention, "#123" as a reference, or a bare
+// "https://" or "www." as a link.
+const wj = "\u2060"
 
-// Text makes s safe as inline Markdown on one line and in a table cell: no
-// line breaks, no column separators, no HTML.
-func Text(s string) string { return text.Replace(s) }
+// Text makes s, text that patchproof does not control (a commit subject,
+// a test's name or skip reason, a branch, a compiler message, a function
+// name), safe as inline Markdown on one line and in a table cell. It is the
+// one function for such text: no line breaks and no column separators; no
+// HTML (< and > are entities, so no tag, autolink or quote opens); no link
+// or image ([ and ] escaped); no code span (backticks escaped); no
+// mention, issue reference or bare link (a word joiner after @, # and a
+// URL's scheme). A backslash is escaped too, so that none of these escapes
+// can be undone by one s brings.
+func Text(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + len(s)/8)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch c {
+		case '\r':
+			if i+1 < len(s) && s[i+1] == '\n' {
+				i++
+			}
+			b.WriteByte(' ')
+		case '\n':
+			b.WriteByte(' ')
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		case '\\', '`', '[', ']', '|':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case '@', '#':
+			b.WriteByte(c)
+			b.WriteString(wj)
+		case ':':
+			b.WriteByte(c)
+			if strings.HasPrefix(s[i+1:], "//") {
+				b.WriteString(wj)
+			}
+		case 'w', 'W':
+			if len(s) >= i+4 && strings.EqualFold(s[i:i+4], "www.") {
+				b.WriteString(s[i : i+3])
+				b.WriteString(wj)
+				i += 2
+				continue
+			}
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
 
 // Code is s as a code span, safe in a table cell: its fence is longer than
 // any run of backticks in s.
