@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/patchproof/patchproof/internal/safefs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -81,17 +82,28 @@ func PrepareTSanLogs(logDir string) error {
 	return nil
 }
 
+// maxTSanLogs bounds the reports read of one server: the racy fixture's
+// ~35 distinct races, each reported many times, come to a few MB.
+const maxTSanLogs = 256 << 20
+
 // TSanLogs returns the reports the runtime wrote to logDir, every process's
-// file concatenated in name order.
+// file concatenated in name order. The server's user writes them, under
+// the tree's code: each is read beneath logDir (no link out of it) and all
+// of them within maxTSanLogs.
 func TSanLogs(logDir string) ([]byte, error) {
 	files, err := filepath.Glob(filepath.Join(logDir, "tsan.*"))
 	if err != nil {
 		return nil, err
 	}
 	sort.Strings(files)
+	tree, err := safefs.OpenTree(logDir, maxTSanLogs)
+	if err != nil {
+		return nil, err
+	}
+	defer tree.Close()
 	var all bytes.Buffer
 	for _, f := range files {
-		b, err := os.ReadFile(f)
+		b, err := tree.ReadFile(filepath.Base(f))
 		if err != nil {
 			return nil, err
 		}

@@ -2,7 +2,7 @@ package phptests
 
 import (
 	"fmt"
-	"io"
+	"github.com/patchproof/patchproof/internal/safefs"
 	"io/fs"
 	"os"
 	"path"
@@ -22,19 +22,29 @@ var testRef = regexp.MustCompile(`(?:\.\./\.\./(?:\.\./ext/)?|/ext/)([a-z0-9_]+)
 // recognises the tree root when it names suites.
 var harnessFiles = []string{"run-tests.php", "main/php_version.h"}
 
+// maxTestsCopy bounds what copyTests reads of a tree: the harness and the
+// three suites with the directories they use are about 10 MB.
+const maxTestsCopy = 512 << 20
+
 // copyTests makes a fresh copy in dst of the harness, the suites and every
 // test directory they refer to, transitively. It returns the test
-// directories copied.
+// directories copied. src is the tree under test: everything in it is read
+// beneath it (a link out of it is an error, as it would be for the file
+// run-tests.php if it were a link to a host file), and within a budget.
 func copyTests(src, dst string, suiteDirs []string) ([]string, error) {
 	if err := os.RemoveAll(dst); err != nil {
 		return nil, fmt.Errorf("copy tests: %w", err)
 	}
+	tree, err := safefs.OpenTree(src, maxTestsCopy)
+	if err != nil {
+		return nil, fmt.Errorf("copy tests: %w", err)
+	}
+	defer tree.Close()
 	for _, f := range harnessFiles {
-		s := filepath.Join(src, filepath.FromSlash(f))
-		if _, err := os.Stat(s); err != nil && f != "run-tests.php" {
+		if _, err := tree.Stat(f); err != nil && f != "run-tests.php" {
 			continue
 		}
-		if err := copyFile(s, filepath.Join(dst, filepath.FromSlash(f))); err != nil {
+		if err := tree.CopyFile(f, filepath.Join(dst, filepath.FromSlash(f))); err != nil {
 			return nil, fmt.Errorf("copy tests: %w", err)
 		}
 	}
@@ -47,13 +57,13 @@ func copyTests(src, dst string, suiteDirs []string) ([]string, error) {
 			continue
 		}
 		done[dir] = true
-		refs, err := copyTestDir(filepath.Join(src, filepath.FromSlash(dir)), filepath.Join(dst, filepath.FromSlash(dir)))
+		refs, err := copyTestDir(tree, dir, filepath.Join(dst, filepath.FromSlash(dir)))
 		if err != nil {
 			return nil, fmt.Errorf("copy tests: %w", err)
 		}
 		for _, ext := range refs {
 			d := path.Join("ext", ext, "tests")
-			if !done[d] && isDir(filepath.Join(src, filepath.FromSlash(d))) {
+			if fi, err := tree.Stat(d); !done[d] && err == nil && fi.IsDir() {
 				queue = append(queue, d)
 			}
 		}
@@ -66,25 +76,25 @@ func copyTests(src, dst string, suiteDirs []string) ([]string, error) {
 	return dirs, nil
 }
 
-// copyTestDir copies a test directory, leaving out what an earlier run of
-// run-tests left next to the tests, and returns the extensions whose test
-// directories its files refer to.
-func copyTestDir(src, dst string) ([]string, error) {
+// copyTestDir copies the test directory dir of tree, leaving out what an
+// earlier run of run-tests left next to the tests, and returns the
+// extensions whose test directories its files refer to.
+func copyTestDir(tree *safefs.Tree, dir, dst string) ([]string, error) {
 	refs := make(map[string]bool)
-	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+	err := fs.WalkDir(tree.FS(), dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(src, p)
+		rel, _ := filepath.Rel(dir, p)
 		target := filepath.Join(dst, rel)
 		if d.IsDir() {
 			return os.MkdirAll(target, 0o755)
 		}
-		if !d.Type().IsRegular() || isLeftover(p) {
+		if !d.Type().IsRegular() || isLeftover(tree, p) {
 			return nil
 		}
 		if strings.HasSuffix(p, ".phpt") || strings.HasSuffix(p, ".inc") {
-			b, err := os.ReadFile(p)
+			b, err := tree.ReadFile(p)
 			if err != nil {
 				return err
 			}
@@ -92,7 +102,7 @@ func copyTestDir(src, dst string) ([]string, error) {
 				refs[m[1]] = true
 			}
 		}
-		return copyFile(p, target)
+		return tree.CopyFile(p, target)
 	})
 	if err != nil {
 		return nil, err
@@ -110,39 +120,15 @@ var leftoverSuffixes = []string{".diff", ".out", ".exp", ".log", ".php", ".sh", 
 
 // isLeftover reports whether p is a file run-tests made for a test next to
 // it, not part of the tree.
-func isLeftover(p string) bool {
+func isLeftover(tree *safefs.Tree, p string) bool {
 	for _, suf := range leftoverSuffixes {
 		if base, ok := strings.CutSuffix(p, suf); ok {
-			if _, err := os.Stat(base + ".phpt"); err == nil {
+			if _, err := tree.Stat(base + ".phpt"); err == nil {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	fi, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, fi.Mode().Perm()|0o200)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // redirectTarget finds the directory a --REDIRECTTEST-- sends to:
@@ -161,7 +147,8 @@ func findRedirects(tree string, suiteDirs []string) (map[string]string, error) {
 		}
 		sort.Strings(files)
 		for _, f := range files {
-			b, err := os.ReadFile(f)
+			rel, _ := filepath.Rel(tree, f)
+			b, err := safefs.ReadFile(tree, rel, maxTestsCopy)
 			if err != nil {
 				return nil, err
 			}

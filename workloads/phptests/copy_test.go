@@ -197,3 +197,46 @@ func TestRunRefusesBadInput(t *testing.T) {
 		})
 	}
 }
+
+// TestCopyTestsRefusesLinksOut: a head whose run-tests.php, a suite
+// directory or a test is a link to a host file does not get that file's
+// text into the copy, the error, or anything patchproof reports.
+func TestCopyTestsRefusesLinksOut(t *testing.T) {
+	secretDir := t.TempDir()
+	secret := filepath.Join(secretDir, "credentials")
+	if err := os.WriteFile(secret, []byte("TOKEN=hunter2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, link, to string }{
+		{"run-tests.php", "run-tests.php", secret},
+		{"php_version.h", "main/php_version.h", secret},
+		{"a suite's directory", "ext/pdo/tests", secretDir},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := writeTree(t, miniTree)
+			link := filepath.Join(src, filepath.FromSlash(tt.link))
+			if err := os.RemoveAll(link); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(tt.to, link); err != nil {
+				t.Fatal(err)
+			}
+			dst := filepath.Join(t.TempDir(), "tree")
+			_, err := copyTests(src, dst, []string{"ext/mysqli/tests", "ext/pdo_mysql/tests", "ext/pdo/tests"})
+			if err != nil && strings.Contains(err.Error(), "hunter2") {
+				t.Fatalf("the error holds the host file: %v", err)
+			}
+			filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					if b, _ := os.ReadFile(p); strings.Contains(string(b), "hunter2") {
+						t.Errorf("the copy's %s holds the host file", p)
+					}
+				}
+				return nil
+			})
+			if tt.link != "ext/pdo/tests" && err == nil {
+				t.Errorf("a harness file linked out of the tree was copied without error")
+			}
+		})
+	}
+}

@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"encoding/xml"
 	"fmt"
+	"github.com/patchproof/patchproof/internal/safefs"
 	"io"
-	"os"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -170,12 +170,14 @@ func junitNames(e statusEntry) []string {
 
 // diffFile is where run-tests wrote a failed test's diff: next to the test,
 // or for a redirected test next to the redirecting one.
-func diffFile(root string, e statusEntry) string {
+// diffFile is where run-tests wrote a failed test's diff, relative to the
+// tree's root.
+func diffFile(e statusEntry) string {
 	dir := path.Dir(e.Name)
 	if e.Via != "" {
 		dir = path.Dir(e.Via)
 	}
-	return filepath.Join(root, filepath.FromSlash(dir), strings.TrimSuffix(path.Base(e.Name), ".phpt")+".diff")
+	return filepath.Join(filepath.FromSlash(dir), strings.TrimSuffix(path.Base(e.Name), ".phpt")+".diff")
 }
 
 // Limits of the diff excerpt kept per failed test.
@@ -224,7 +226,7 @@ func results(root string, entries []statusEntry, junit map[string]junitDetail) [
 			}
 		}
 		if e.Outcome != suites.Pass && e.Outcome != suites.Skip {
-			if b, err := os.ReadFile(diffFile(root, e)); err == nil {
+			if b, err := safefs.ReadFile(root, diffFile(e), maxOutputFile); err == nil {
 				t.Diff = string(b)
 			}
 		}
@@ -233,21 +235,22 @@ func results(root string, entries []statusEntry, junit map[string]junitDetail) [
 		}
 		if t.Title == "" {
 			// Not in the JUnit file (it loses early skips): ask the test.
-			t.Title = phptTitle(filepath.Join(root, filepath.FromSlash(e.Name)))
+			t.Title = phptTitle(root, filepath.FromSlash(e.Name))
 		}
 		out = append(out, t)
 	}
 	return out
 }
 
-// phptTitle is the --TEST-- section of a .phpt file, or "".
-func phptTitle(file string) string {
-	f, err := os.Open(file)
+// phptTitle is the --TEST-- section of the .phpt file rel beneath root,
+// or "".
+func phptTitle(root, rel string) string {
+	f, err := safefs.Open(root, rel)
 	if err != nil {
 		return ""
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(io.LimitReader(f, maxOutputFile))
 	var title []string
 	in := false
 	for sc.Scan() {

@@ -27,6 +27,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/patchproof/patchproof/internal/safefs"
 	"io"
 	"os"
 	"path/filepath"
@@ -130,13 +131,13 @@ func Run(ctx context.Context, opt Options) (*suites.RunResult, error) {
 	suiteDirs := opt.Suites
 	if len(suiteDirs) == 0 {
 		for _, s := range DefaultSuites {
-			if isDir(filepath.Join(opt.SrcDir, s)) {
+			if isDir(opt.SrcDir, s) {
 				suiteDirs = append(suiteDirs, s)
 			}
 		}
 	}
 	for _, s := range suiteDirs {
-		if !isDir(filepath.Join(opt.SrcDir, s)) {
+		if !isDir(opt.SrcDir, s) {
 			return nil, fmt.Errorf("run tests: suite %s: not a directory in %s", s, opt.SrcDir)
 		}
 	}
@@ -299,12 +300,14 @@ func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.S
 		return suites.SuiteRun{}, nil, fmt.Errorf("run %s on %s: %w; output ends:\n%s", t.Suite, opt.Build, execErr, tail.String())
 	}
 
-	f, err := os.Open(statusPath)
+	// What run-tests wrote is the tree's code's output: read beneath the
+	// work directory, through no link out of it, and bounded.
+	f, err := safefs.Open(opt.WorkDir, filepath.Join("results", slug+".status.txt"))
 	if err != nil {
 		return suites.SuiteRun{}, nil, fmt.Errorf("run %s on %s: run-tests wrote no status file (%v); output ends:\n%s", t.Suite, opt.Build, runErr, tail.String())
 	}
 	defer f.Close()
-	entries, warnings, err := parseStatus(f, tree)
+	entries, warnings, err := parseStatus(io.LimitReader(f, maxOutputFile), tree)
 	if err != nil {
 		return suites.SuiteRun{}, warnings, fmt.Errorf("run %s on %s: %w", t.Suite, opt.Build, err)
 	}
@@ -318,10 +321,10 @@ func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.S
 		return suites.SuiteRun{}, warnings, fmt.Errorf("run %s on %s: %w; output ends:\n%s", t.Suite, opt.Build, runErr, tail.String())
 	}
 	junit := map[string]junitDetail{}
-	if jf, err := os.Open(junitPath); err != nil {
+	if jf, err := safefs.Open(opt.WorkDir, filepath.Join("results", slug+".junit.xml")); err != nil {
 		warnings = append(warnings, fmt.Sprintf("%s: no JUnit file, so no durations nor skip reasons: %v", t.Suite, err))
 	} else {
-		junit, err = parseJUnit(jf)
+		junit, err = parseJUnit(io.LimitReader(jf, maxOutputFile))
 		jf.Close()
 		if err != nil {
 			warnings = append(warnings, fmt.Sprintf("%s: %v", t.Suite, err))
@@ -453,7 +456,18 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 	return false
 }
 
-func isDir(p string) bool {
-	fi, err := os.Stat(p)
+// isDir reports whether rel is a directory beneath src, reached through
+// no link out of it.
+func isDir(src, rel string) bool {
+	root, err := os.OpenRoot(src)
+	if err != nil {
+		return false
+	}
+	defer root.Close()
+	fi, err := root.Stat(rel)
 	return err == nil && fi.IsDir()
 }
+
+// maxOutputFile bounds each file of run-tests' output patchproof reads:
+// a status or JUnit file of the three suites is well under 1 MiB.
+const maxOutputFile = 64 << 20

@@ -1,0 +1,182 @@
+// Package safefs is how patchproof reads, on the host, files that code
+// under test could have written or placed: a build directory, an exported
+// tree, a server's logs and reports, a suite's output. Such a file is
+// opened beneath a directory through os.Root, so that no symbolic link or
+// ".." takes the read outside it (a link that stays beneath it is
+// harmless, and followed); it must be a regular file (a FIFO would block, a device
+// could be endless), and it is read only up to a bound.
+package safefs
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// ErrTooLarge is a file larger than the bound its reader set.
+var ErrTooLarge = errors.New("larger than its bound")
+
+// Open opens the regular file rel beneath dir for reading. A symbolic
+// link anywhere on the way that leaves dir, or a file that is not regular,
+// is an error.
+func Open(dir, rel string) (*os.File, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	return openIn(root, dir, rel)
+}
+
+func openIn(root *os.Root, dir, rel string) (*os.File, error) {
+	// O_NONBLOCK: opening a FIFO does not wait for its writer.
+	f, err := root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open %s beneath %s: %w", rel, dir, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("open %s beneath %s: not a regular file (%s)", rel, dir, fi.Mode().Type())
+	}
+	return f, nil
+}
+
+// ReadFile reads the regular file rel beneath dir, at most max bytes: a
+// larger file is an error wrapping ErrTooLarge.
+func ReadFile(dir, rel string, max int64) ([]byte, error) {
+	f, err := Open(dir, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readBounded(f, filepath.Join(dir, rel), max)
+}
+
+// ReadPath is ReadFile for a path: the file beneath its own directory.
+func ReadPath(path string, max int64) ([]byte, error) {
+	return ReadFile(filepath.Dir(path), filepath.Base(path), max)
+}
+
+func readBounded(r io.Reader, name string, max int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("read %s: %w (%d bytes)", name, ErrTooLarge, max)
+	}
+	return b, nil
+}
+
+// CopyFile copies the regular file rel beneath dir to dst (made with the
+// source's permission bits and owner write), at most max bytes.
+func CopyFile(dir, rel, dst string, max int64) error {
+	in, err := Open(dir, rel)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	fi, err := in.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() > max {
+		return fmt.Errorf("copy %s: %w (%d bytes)", filepath.Join(dir, rel), ErrTooLarge, max)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, fi.Mode().Perm()|0o200)
+	if err != nil {
+		return err
+	}
+	// The size was checked, but the file may still grow while it is read.
+	n, err := io.Copy(out, io.LimitReader(in, max+1))
+	if err == nil && n > max {
+		err = fmt.Errorf("copy %s: %w (%d bytes)", filepath.Join(dir, rel), ErrTooLarge, max)
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Tree is a directory whose files are read with a budget: at most Max
+// bytes in all, each file beneath Dir as Open says.
+type Tree struct {
+	Dir  string
+	Max  int64 // bytes in all that reads through this Tree may take
+	root *os.Root
+	used int64
+}
+
+// OpenTree opens dir for bounded reads.
+func OpenTree(dir string, max int64) (*Tree, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Tree{Dir: dir, Max: max, root: root}, nil
+}
+
+// Close releases the tree's directory.
+func (t *Tree) Close() error { return t.root.Close() }
+
+// ReadFile reads rel beneath the tree, within what is left of its budget.
+func (t *Tree) ReadFile(rel string) ([]byte, error) {
+	f, err := openIn(t.root, t.Dir, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := readBounded(f, filepath.Join(t.Dir, rel), t.Max-t.used)
+	t.used += int64(len(b))
+	return b, err
+}
+
+// CopyFile copies rel beneath the tree to dst, within what is left of its
+// budget.
+func (t *Tree) CopyFile(rel, dst string) error {
+	f, err := openIn(t.root, t.Dir, rel)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, fi.Mode().Perm()|0o200)
+	if err != nil {
+		return err
+	}
+	left := t.Max - t.used
+	n, err := io.Copy(out, io.LimitReader(f, left+1))
+	t.used += n
+	if err == nil && n > left {
+		err = fmt.Errorf("copy %s: %w (%d bytes in all)", filepath.Join(t.Dir, rel), ErrTooLarge, t.Max)
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Stat is the tree's Lstat of rel: a link is reported as a link.
+func (t *Tree) Stat(rel string) (fs.FileInfo, error) { return t.root.Lstat(rel) }
+
+// FS is the tree as an fs.FS, for walking it (fs.WalkDir reports links as
+// links and does not follow them).
+func (t *Tree) FS() fs.FS { return t.root.FS() }
