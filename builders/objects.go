@@ -3,8 +3,8 @@ package builders
 import (
 	"bufio"
 	"fmt"
+	"github.com/patchproof/patchproof/internal/safefs"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -17,7 +17,7 @@ import (
 // build may leave alone (main/fastcgi.lo with no CGI or FPM), so a
 // finished build's count of compiles can stay below it.
 func countObjects(makefile string) (int, error) {
-	f, err := os.Open(makefile)
+	f, err := safefs.OpenPath(makefile)
 	if err != nil {
 		return 0, fmt.Errorf("count objects: %w", err)
 	}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"cmp"
 	"fmt"
+	"github.com/patchproof/patchproof/internal/safefs"
 	"io"
 	"io/fs"
 	"os"
@@ -91,7 +92,9 @@ func keepLogs(from, to string) error {
 // copyTail copies at most the last n bytes of src to dst, making dst's
 // directory.
 func copyTail(src, dst string, n int64) error {
-	in, err := os.Open(src)
+	// A server's log is written where the tree's code runs: no link as
+	// its name.
+	in, err := safefs.OpenPath(src)
 	if err != nil {
 		return err
 	}

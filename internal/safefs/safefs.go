@@ -180,3 +180,10 @@ func (t *Tree) Stat(rel string) (fs.FileInfo, error) { return t.root.Lstat(rel) 
 // FS is the tree as an fs.FS, for walking it (fs.WalkDir reports links as
 // links and does not follow them).
 func (t *Tree) FS() fs.FS { return t.root.FS() }
+
+// OpenPath is Open of a path's last component beneath its directory: for a
+// file in a directory patchproof made, whose name the tree's code could
+// have made a link or a FIFO.
+func OpenPath(path string) (*os.File, error) {
+	return Open(filepath.Dir(path), filepath.Base(path))
+}

@@ -6,8 +6,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/patchproof/patchproof/internal/safefs"
 	"io"
-	"os"
 	"sort"
 )
 
@@ -85,7 +85,8 @@ func readObject(path, rel string) (*object, error) {
 		}
 		return nil, fmt.Errorf("read object %s: %w", path, err)
 	}
-	file, err := os.Open(path)
+	// The build wrote the object: no link as its name, no FIFO.
+	file, err := safefs.OpenPath(path)
 	if err != nil {
 		return fail(err)
 	}

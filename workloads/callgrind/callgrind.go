@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/patchproof/patchproof/internal/safefs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -92,7 +93,8 @@ var ErrIncomplete = errors.New("dump incomplete")
 // ReadDump reads a dump's header and totals. A file without its totals
 // line is still being written: an error wrapping ErrIncomplete.
 func ReadDump(path string) (Dump, error) {
-	f, err := os.Open(path)
+	// The server's user writes the dump: no link as its name.
+	f, err := safefs.OpenPath(path)
 	if err != nil {
 		return Dump{}, fmt.Errorf("read callgrind dump: %w", err)
 	}

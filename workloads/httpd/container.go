@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/docker/docker/client"
 
@@ -102,7 +103,7 @@ func (s *Server) startContainer(ctx context.Context) error {
 	if err := s.writeConfig(); err != nil {
 		return fmt.Errorf("start apache: %w", err)
 	}
-	out, err := os.OpenFile(filepath.Join(s.Dir, outName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	out, err := os.OpenFile(filepath.Join(s.Dir, outName), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return fmt.Errorf("start apache: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/patchproof/patchproof/internal/safefs"
 	"io"
 	"net"
 	"net/http"
@@ -187,7 +188,7 @@ func (s *Server) environ() []string {
 }
 
 func (s *Server) launch(ctx context.Context, apache string) (*service.Process, error) {
-	out, err := os.OpenFile(filepath.Join(s.Dir, outName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	out, err := os.OpenFile(filepath.Join(s.Dir, outName), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("start apache: %w", err)
 	}
@@ -340,7 +341,9 @@ func (s *Server) ChildSignals() (signals []string, ok bool) {
 	if s.opt.SingleProcess {
 		return nil, false
 	}
-	f, err := os.Open(s.ErrorLog)
+	// PHP's code, the tree's, writes into the log and runs as the user
+	// of the server's directory: no link as its name.
+	f, err := safefs.OpenPath(s.ErrorLog)
 	if err != nil {
 		return nil, false
 	}
@@ -373,7 +376,7 @@ const logTailBytes = 1 << 20
 // last lines.
 func (s *Server) logSince(offset int64) string {
 	var b []byte
-	if f, err := os.Open(s.ErrorLog); err == nil {
+	if f, err := safefs.OpenPath(s.ErrorLog); err == nil {
 		// The end is what says why: at most its last MiB.
 		if fi, err := f.Stat(); err == nil {
 			offset = max(offset, fi.Size()-logTailBytes)
@@ -383,7 +386,7 @@ func (s *Server) logSince(offset int64) string {
 		f.Close()
 	}
 	// What apache2 printed before it had an error log: configuration errors.
-	out, _ := os.ReadFile(filepath.Join(s.Dir, outName))
+	out, _ := safefs.ReadFile(s.Dir, outName, logTailBytes)
 	text := strings.TrimSpace(lastLines(string(out), 5) + "\n" + string(b))
 	if text == "" {
 		return "nothing in " + s.ErrorLog

@@ -6,9 +6,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/patchproof/patchproof/internal/safefs"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -65,12 +65,17 @@ const (
 	tablePrefix  = "lockcount."
 )
 
+// maxTable bounds a table file: a server's mutexes are a few hundred
+// lines.
+const maxTable = 16 << 20
+
 // ErrNotTable is returned (wrapped) for a file that is not a whole table.
 var ErrNotTable = errors.New("not a lock count table")
 
 // ReadTable reads one table file.
 func ReadTable(path string) (Table, error) {
-	b, err := os.ReadFile(path)
+	// The preloaded counter writes it in the server, as the server's user.
+	b, err := safefs.ReadPath(path, maxTable)
 	if err != nil {
 		return Table{}, fmt.Errorf("read lock counts: %w", err)
 	}

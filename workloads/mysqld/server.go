@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/patchproof/patchproof/internal/safefs"
 	"io"
 	"os"
 	"os/exec"
@@ -263,7 +264,7 @@ func (s *Server) Stop() error {
 
 // launch starts mariadbd in its own process group; cancelling ctx stops it.
 func launch(ctx context.Context, args []string, dir string, opt Options) (*service.Process, error) {
-	out, err := os.OpenFile(filepath.Join(dir, outName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	out, err := os.OpenFile(filepath.Join(dir, outName), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("start mariadbd: %w", err)
 	}
@@ -419,9 +420,12 @@ func randomHex(n int) (string, error) {
 	return hex.EncodeToString(b), nil
 }
 
+// maxLogRead bounds what tail reads of a log.
+const maxLogRead = 64 << 20
+
 // tail returns the last n lines of a file, or a note that it cannot be read.
 func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
+	b, err := safefs.ReadPath(path, maxLogRead)
 	if err != nil {
 		return fmt.Sprintf("(no log: %v)", err)
 	}
