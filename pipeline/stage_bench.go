@@ -13,6 +13,7 @@ import (
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
+	benchcheck "github.com/patchproof/patchproof/verify/bench"
 	"github.com/patchproof/patchproof/workloads/bench"
 	"github.com/patchproof/patchproof/workloads/workload"
 )
@@ -52,8 +53,8 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 	}
 
 	var (
-		regressed, errs []string
-		txt             []benchTarget
+		failed, errs []string
+		txt          []benchTarget
 	)
 	for _, j := range jobs {
 		servers, err := r.serverDir("bench", safeName(j.t.Name))
@@ -77,16 +78,18 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 			opt.Measures = append(opt.Measures, bench.Measure(m))
 		}
 		res, err := bench.Run(ctx, opt)
+		var checked *benchcheck.Result
 		if res != nil {
-			r.setTarget(j.t, func(tr *results.TargetResult) { tr.Bench = res })
+			checked = &benchcheck.Result{Result: *res}
+			r.setTarget(j.t, func(tr *results.TargetResult) { tr.Bench = checked })
 		}
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("%s: %v", j.t.Name, err))
 			continue
 		}
 		txt = append(txt, benchTarget{j.t.Name, res})
-		for _, m := range res.Regressions() {
-			regressed = append(regressed, fmt.Sprintf("%s: %s", j.t.Name, m))
+		if err := benchcheck.Judge(checked); err != nil {
+			failed = append(failed, j.t.Name+": "+message(err))
 		}
 	}
 	if len(txt) > 0 {
@@ -97,8 +100,8 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
 	}
-	if len(regressed) > 0 {
-		return results.CheckFailed("the benchmark regressed: %s", strings.Join(regressed, ", "))
+	if len(failed) > 0 {
+		return results.CheckFailed("%s", strings.Join(failed, "; "))
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline"
 	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/verify/verdict"
 	"github.com/patchproof/patchproof/workloads/bench"
 	"github.com/patchproof/patchproof/workloads/concurrency"
 )
@@ -313,14 +314,14 @@ func TestE2EBench(t *testing.T) {
 	// The exact measures, judged by their spread, are decisive even with
 	// CI's 2 passes.
 	for _, m := range b.Measures {
-		if (m.Name == "locks" || m.Name == "stats_mutex_locks" || m.Name == "instructions") && m.Verdict != bench.Improved {
+		if (m.Name == "locks" || m.Name == "stats_mutex_locks" || m.Name == "instructions") && m.Verdict != verdict.Improved {
 			t.Errorf("%s: head vs base %q, want improved", m.Name, m.Verdict)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(out, "bench.txt")); err != nil {
 		t.Errorf("no bench.txt: %v", err)
 	}
-	assertBenchExtras(t, b)
+	assertBenchExtras(t, &b.Result)
 	// Every server's child is accounted for, as many of head's as of
 	// base's. (A head crash would have failed the demo's run before this.)
 	servers := map[side.Side]int{}

@@ -8,7 +8,6 @@ import (
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/markdown"
 	"github.com/patchproof/patchproof/pipeline/results"
-	"github.com/patchproof/patchproof/workloads/bench"
 )
 
 // A column of the overview beyond the four every target has: shown when
@@ -24,7 +23,7 @@ type column struct {
 var columns = []column{
 	{"tests", func(t results.JobTarget) bool { return t.Tests != nil }, func(t results.JobTarget) string { return testsCell(t.Tests) }},
 	{"concurrency", func(t results.JobTarget) bool { return t.Race != nil }, func(t results.JobTarget) string { return raceCell(t.Race) }},
-	{"cost of statistics, head vs base", func(t results.JobTarget) bool { return t.Bench != nil }, func(t results.JobTarget) string { return benchCell(t.Bench) }},
+	{"cost of statistics, head vs base", func(t results.JobTarget) bool { return t.Bench != nil }, func(t results.JobTarget) string { return t.Bench.Cell() }},
 	{"backport", func(t results.JobTarget) bool { return t.Backport != nil }, func(t results.JobTarget) string { return backportCell(t.Backport) }},
 }
 
@@ -56,39 +55,6 @@ func (p *summaryWriter) overview(targets []results.JobTarget) {
 		p.f("\n")
 	}
 	p.blank()
-}
-
-// benchCell sums the benchmark up: lock calls per request, the number a
-// reviewer looks for first, then each exact measure's verdict on head's
-// cost of statistics against base's.
-func benchCell(b *bench.Result) string {
-	if b == nil {
-		return "not run"
-	}
-	var parts []string
-	if base, head, ok := b.LockCalls(); ok {
-		parts = append(parts, fmt.Sprintf("lock calls/req, statistics on: %.4g → %.4g", base, head))
-	}
-	for _, m := range b.Measures {
-		if m.Noisy || m.Verdict == "" {
-			continue
-		}
-		icon := "➖"
-		switch m.Verdict {
-		case bench.Improved:
-			icon = "✅"
-		case bench.Regressed:
-			icon = "❌"
-		}
-		parts = append(parts, fmt.Sprintf("%s %s %s", icon, strings.ReplaceAll(m.Name, "_", " "), m.Verdict))
-	}
-	if b.HeadCrashes() {
-		parts = append(parts, "❌ head's PHP crashed in more of its servers than base's")
-	}
-	if len(parts) == 0 {
-		return "base only"
-	}
-	return strings.Join(parts, "<br>")
 }
 
 func testsCell(tr *results.TestsResult) string {

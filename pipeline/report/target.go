@@ -41,8 +41,7 @@ func (p *summaryWriter) target(t results.JobTarget) {
 			p.race(t.Race)
 		}
 		if t.Bench != nil {
-			p.f("#### Contention benchmark\n\n")
-			p.markdown(t.Bench.Markdown)
+			p.markdown(t.Bench.WriteSection)
 		}
 	}
 	if len(t.Errors) > 0 {

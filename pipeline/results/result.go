@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/verify/bench"
 	"github.com/patchproof/patchproof/verify/verdict"
-	"github.com/patchproof/patchproof/workloads/bench"
 )
 
 // SchemaVersion is the version of results.json's format that this code

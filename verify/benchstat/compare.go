@@ -3,6 +3,8 @@ package benchstat
 import (
 	"fmt"
 	"math"
+
+	"github.com/patchproof/patchproof/verify/verdict"
 )
 
 // Defaults for the zero Thresholds, in one place.
@@ -67,30 +69,11 @@ const (
 	HigherIsBetter               // requests per second
 )
 
-// A Verdict is what a comparison concludes.
-type Verdict int
-
-const (
-	Unchanged Verdict = iota // no significant change, or one below the minimum effect
-	Improved
-	Regressed
-)
-
-func (v Verdict) String() string {
-	switch v {
-	case Improved:
-		return "improved"
-	case Regressed:
-		return "regressed"
-	}
-	return "~"
-}
-
-// verdict is Unchanged unless p ≤ alpha and the effect reaches minEffect;
-// then the sign of the effect and the direction decide.
-func verdict(p, effect float64, better Better, th Thresholds) Verdict {
+// change is verdict.NoChange unless p ≤ alpha and the effect reaches
+// minEffect; then the sign of the effect and the direction decide.
+func change(p, effect float64, better Better, th Thresholds) verdict.Change {
 	if p > th.Alpha || math.IsNaN(effect) || math.Abs(effect) < th.MinEffect || effect == 0 {
-		return Unchanged
+		return verdict.NoChange
 	}
 	return direction(effect, better)
 }
@@ -106,8 +89,9 @@ type Comparison struct {
 	Effect     float64
 	Better     Better
 	Thresholds Thresholds // resolved: every field set
-	Verdict    Verdict
-	Warnings   []string
+	// Verdict is verdict.Improved, verdict.Regressed or verdict.NoChange.
+	Verdict  verdict.Change
+	Warnings []string
 }
 
 // Significant reports whether the U test's p-value is at most Alpha.
@@ -119,9 +103,9 @@ func (c Comparison) String() string {
 	return formatDelta(c.Verdict, c.Effect, c.Test)
 }
 
-func formatDelta(v Verdict, effect float64, t UTest) string {
+func formatDelta(v verdict.Change, effect float64, t UTest) string {
 	stat := fmt.Sprintf("(p=%.3f n=%d+%d)", t.P, t.N1, t.N2)
-	if v == Unchanged {
+	if v == verdict.NoChange {
 		return "~ " + stat
 	}
 	return fmt.Sprintf("%+.2f%% %s %s", 100*effect, stat, v)
@@ -147,7 +131,7 @@ func Compare(old, new Sample, better Better, th Thresholds) Comparison {
 	}
 	c.Warnings = append(c.Warnings, c.Test.Warnings...)
 	c.Effect = relativeEffect(c.Shift, c.Old.Center)
-	c.Verdict = verdict(c.Test.P, c.Effect, better, th)
+	c.Verdict = change(c.Test.P, c.Effect, better, th)
 	return c
 }
 
@@ -197,8 +181,9 @@ type Cost struct {
 	Effect     float64
 	Better     Better
 	Thresholds Thresholds // resolved
-	// Verdict is Regressed when switching on makes the measure worse.
-	Verdict  Verdict
+	// Verdict is verdict.Regressed when switching on makes the measure
+	// worse.
+	Verdict  verdict.Change
 	Warnings []string
 }
 

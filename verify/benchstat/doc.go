@@ -32,6 +32,15 @@
 // Reading and writing the Go benchmark format is golang.org/x/perf/benchfmt's
 // business: workloads/bench writes bench.txt with it.
 //
+// # Who owns what
+//
+// This package is statistics only, shared by whatever compares samples.
+// Its verdicts are verify/verdict's Change, the one vocabulary of every
+// check, so that a comparison's word reaches results.json and the report
+// unchanged. workloads/bench measures the benchmark and summarises it
+// with this package; verify/bench, the benchmark check, decides which
+// verdicts fail a run and renders them.
+//
 // # Samples and summaries
 //
 // A [Sample] keeps the raw values of one measure in one arm (a build with
@@ -58,9 +67,9 @@
 // change with the Hodges-Lehmann estimator: the median of all pairwise
 // differences new−old (and, for positive values, of all pairwise ratios
 // new/old) with the distribution-free confidence interval that inverts the
-// U test. Its [Verdict] is [Improved] or [Regressed] only if p ≤ Alpha and
-// the relative effect is at least MinEffect; otherwise it is [Unchanged],
-// printed "~". [Thresholds] holds Alpha, MinEffect, the confidence level
+// U test. Its Verdict is verdict.Improved or verdict.Regressed only if
+// p ≤ Alpha and the relative effect is at least MinEffect; otherwise it is
+// verdict.NoChange, printed "~". [Thresholds] holds Alpha, MinEffect, the confidence level
 // and ExactFloor; its zero value means 0.05, 1%, 95% and 0.5%.
 //
 // # Paired samples

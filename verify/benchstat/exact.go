@@ -3,6 +3,8 @@ package benchstat
 import (
 	"fmt"
 	"math"
+
+	"github.com/patchproof/patchproof/verify/verdict"
 )
 
 // A Range is the spread of a sample of an exact measure: its smallest,
@@ -42,20 +44,20 @@ type ExactComparison struct {
 	Effect     float64
 	Better     Better
 	Thresholds Thresholds // resolved
-	// Verdict is Improved or Regressed when the ranges are apart and
-	// |Diff| exceeds Tolerance, else Unchanged.
-	Verdict  Verdict
+	// Verdict is verdict.Improved or verdict.Regressed when the ranges
+	// are apart and |Diff| exceeds Tolerance, else verdict.NoChange.
+	Verdict  verdict.Change
 	Warnings []string
 }
 
 // Changed reports whether the comparison found a change.
-func (c ExactComparison) Changed() bool { return c.Verdict != Unchanged }
+func (c ExactComparison) Changed() bool { return c.Verdict != verdict.NoChange }
 
 // String formats the comparison: "+13.93% (exact, n=5+5) regressed", or
 // "~ (exact, n=5+5)".
 func (c ExactComparison) String() string {
 	stat := fmt.Sprintf("(exact, n=%d+%d)", c.Old.N, c.New.N)
-	if c.Verdict == Unchanged {
+	if c.Verdict == verdict.NoChange {
 		return "~ " + stat
 	}
 	return fmt.Sprintf("%+.2f%% %s %s", 100*c.Effect, stat, c.Verdict)
@@ -68,7 +70,7 @@ func (c ExactComparison) String() string {
 // measure: the floor alone decides, and a warning says so.
 func CompareExact(old, new Sample, better Better, th Thresholds) ExactComparison {
 	th = th.resolved()
-	c := ExactComparison{Old: newRange(old), New: newRange(new), Better: better, Thresholds: th}
+	c := ExactComparison{Old: newRange(old), New: newRange(new), Better: better, Thresholds: th, Verdict: verdict.NoChange}
 	if old.N() == 0 || new.N() == 0 {
 		c.Diff, c.Tolerance, c.Effect = math.NaN(), math.NaN(), math.NaN()
 		c.Warnings = []string{"no samples"}
@@ -90,9 +92,9 @@ func CompareExact(old, new Sample, better Better, th Thresholds) ExactComparison
 }
 
 // direction is the verdict a change of the given sign means.
-func direction(effect float64, better Better) Verdict {
+func direction(effect float64, better Better) verdict.Change {
 	if (effect > 0) == (better == HigherIsBetter) {
-		return Improved
+		return verdict.Improved
 	}
-	return Regressed
+	return verdict.Regressed
 }

@@ -3,6 +3,8 @@ package benchstat
 import (
 	"fmt"
 	"math"
+
+	"github.com/patchproof/patchproof/verify/verdict"
 )
 
 // A PairedComparison compares a new sample against an old one pair by
@@ -36,7 +38,7 @@ type PairedComparison struct {
 	Effect     float64
 	Better     Better
 	Thresholds Thresholds // resolved
-	Verdict    Verdict
+	Verdict    verdict.Change
 	Warnings   []string
 }
 
@@ -47,7 +49,7 @@ func (c PairedComparison) Significant() bool { return c.Test.P <= c.Thresholds.A
 // "+2.70% (p=0.031 n=6 pairs) regressed" or "~ (p=0.438 n=6 pairs)".
 func (c PairedComparison) String() string {
 	stat := fmt.Sprintf("(p=%.3f n=%d pairs)", c.Test.P, c.Test.N)
-	if c.Verdict == Unchanged {
+	if c.Verdict == verdict.NoChange {
 		return "~ " + stat
 	}
 	return fmt.Sprintf("%+.2f%% %s %s", 100*c.Effect, stat, c.Verdict)
@@ -109,7 +111,7 @@ func comparePaired(old, new Sample, log bool, better Better, th Thresholds) (Pai
 			pairsToDetect(th.Alpha), th.Alpha, c.Test.NonZero))
 	}
 	c.Effect = c.Change.Center
-	c.Verdict = verdict(c.Test.P, c.Effect, better, th)
+	c.Verdict = change(c.Test.P, c.Effect, better, th)
 	return c, nil
 }
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/patchproof/patchproof/verify/verdict"
 )
 
 // bruteMidRanks2 is twice the mid-rank of each value, the slow way: one
@@ -370,37 +372,37 @@ func TestComparePaired(t *testing.T) {
 			// sees it, p = 2/2¹⁰.
 			name: "paired cost the U test misses",
 			old:  drift, new: up(drift, 1.02, 1.03, 1.025),
-			want: outcome{Verdict: Regressed, Effect: math.Expm1(WalshMedian(logs(up(drift, 1.02, 1.03, 1.025), drift), 0).Center), P: 2.0 / 1024},
+			want: outcome{Verdict: verdict.Regressed, Effect: math.Expm1(WalshMedian(logs(up(drift, 1.02, 1.03, 1.025), drift), 0).Center), P: 2.0 / 1024},
 			log:  true,
 		},
 		{
 			name: "faster is an improvement",
 			old:  drift, new: up(drift, 0.95, 0.96),
-			want: outcome{Verdict: Improved, Effect: math.Expm1(WalshMedian(logs(up(drift, 0.95, 0.96), drift), 0).Center), P: 2.0 / 1024},
+			want: outcome{Verdict: verdict.Improved, Effect: math.Expm1(WalshMedian(logs(up(drift, 0.95, 0.96), drift), 0).Center), P: 2.0 / 1024},
 			log:  true,
 		},
 		{
 			name: "significant but below the minimum effect",
 			old:  drift, new: up(drift, 1.002, 1.004),
-			want: outcome{Verdict: Unchanged, Effect: math.Expm1(WalshMedian(logs(up(drift, 1.002, 1.004), drift), 0).Center), P: 2.0 / 1024},
+			want: outcome{Verdict: verdict.NoChange, Effect: math.Expm1(WalshMedian(logs(up(drift, 1.002, 1.004), drift), 0).Center), P: 2.0 / 1024},
 			log:  true,
 		},
 		{
 			name: "identical",
 			old:  drift, new: drift,
-			want: outcome{Verdict: Unchanged, Effect: 0, P: 1},
+			want: outcome{Verdict: verdict.NoChange, Effect: 0, P: 1},
 			log:  true,
 		},
 		{
 			// A zero: differences, the effect over the old median.
 			name: "lock calls appear from zero",
 			old:  []float64{0, 0, 0, 0, 0, 0}, new: []float64{392, 393, 393, 394, 393, 393},
-			want: outcome{Verdict: Regressed, Effect: math.Inf(1), P: 2.0 / 64},
+			want: outcome{Verdict: verdict.Regressed, Effect: math.Inf(1), P: 2.0 / 64},
 		},
 		{
 			name: "five pairs cannot decide",
 			old:  []float64{1, 2, 3, 4, 5}, new: []float64{1.1, 2.2, 3.3, 4.4, 5.5},
-			want: outcome{Verdict: Unchanged, Effect: 0.1, P: 2.0 / 32, Warnings: []string{
+			want: outcome{Verdict: verdict.NoChange, Effect: 0.1, P: 2.0 / 32, Warnings: []string{
 				"need >= 6 pairs for a confidence interval of the median difference at level 0.95; with 5 it is 0.938",
 				"need >= 6 pairs that differ to detect a difference at alpha level 0.05; 5 differ",
 			}},
@@ -469,7 +471,7 @@ func TestCompareExact(t *testing.T) {
 		return s
 	}
 	type result struct {
-		Verdict   Verdict
+		Verdict   verdict.Change
 		Effect    float64
 		Tolerance float64
 		Apart     bool
@@ -483,44 +485,44 @@ func TestCompareExact(t *testing.T) {
 		{
 			name: "lock calls gone",
 			old:  rep(771, 2), new: rep(8, 2),
-			want: result{Improved, 8.0/771 - 1, 0.005 * 771, true, nil},
+			want: result{verdict.Improved, 8.0/771 - 1, 0.005 * 771, true, nil},
 		},
 		{
 			name: "lock calls unchanged",
 			old:  rep(771, 2), new: rep(771, 2),
-			want: result{Unchanged, 0, 0.005 * 771, false, nil},
+			want: result{verdict.NoChange, 0, 0.005 * 771, false, nil},
 		},
 		{
 			name: "lock calls appear from zero",
 			old:  rep(0, 2), new: []float64{393, 393.2},
-			want: result{Regressed, math.Inf(1), 0.2, true, nil},
+			want: result{verdict.Regressed, math.Inf(1), 0.2, true, nil},
 		},
 		{
 			// Instructions +0.3%, apart, but within the 0.5% floor.
 			name: "below the floor",
 			old:  []float64{100000, 100010}, new: []float64{100300, 100310},
-			want: result{Unchanged, 300.0 / 100005, 500.025, true, nil},
+			want: result{verdict.NoChange, 300.0 / 100005, 500.025, true, nil},
 		},
 		{
 			name: "beyond the floor",
 			old:  []float64{100000, 100010}, new: []float64{100600, 100610},
-			want: result{Regressed, 600.0 / 100005, 500.025, true, nil},
+			want: result{verdict.Regressed, 600.0 / 100005, 500.025, true, nil},
 		},
 		{
 			// Apart, 6% up, but one sample spreads over 10%: not a change.
 			name: "within the spread",
 			old:  []float64{100, 105, 110}, new: []float64{111, 111.5, 112},
-			want: result{Unchanged, 6.5 / 105, 10, true, nil},
+			want: result{verdict.NoChange, 6.5 / 105, 10, true, nil},
 		},
 		{
 			name: "ranges overlap",
 			old:  []float64{100, 101, 120}, new: []float64{119, 122, 123},
-			want: result{Unchanged, 21.0 / 101, 20, false, nil},
+			want: result{verdict.NoChange, 21.0 / 101, 20, false, nil},
 		},
 		{
 			name: "one pass: the floor alone",
 			old:  []float64{1000}, new: []float64{1006},
-			want: result{Regressed, 0.006, 5, true, []string{
+			want: result{verdict.Regressed, 0.006, 5, true, []string{
 				"need >= 2 samples each to measure the spread of an exact measure; with 1+1 only the floor of 0.5% counts"}},
 		},
 	} {
@@ -532,10 +534,10 @@ func TestCompareExact(t *testing.T) {
 			}
 		})
 	}
-	if c := CompareExact(NewSample(100, 101), NewSample(110, 111), HigherIsBetter, Thresholds{}); c.Verdict != Improved {
+	if c := CompareExact(NewSample(100, 101), NewSample(110, 111), HigherIsBetter, Thresholds{}); c.Verdict != verdict.Improved {
 		t.Errorf("more of a higher-is-better measure: %v", c.Verdict)
 	}
-	if c := CompareExact(Sample{}, NewSample(1), LowerIsBetter, Thresholds{}); c.Verdict != Unchanged || len(c.Warnings) != 1 {
+	if c := CompareExact(Sample{}, NewSample(1), LowerIsBetter, Thresholds{}); c.Verdict != verdict.NoChange || len(c.Warnings) != 1 {
 		t.Errorf("no old samples: %+v", c)
 	}
 	if got, want := CompareExact(NewSample(100, 100), NewSample(114, 114), LowerIsBetter, Thresholds{}).String(), "+14.00% (exact, n=2+2) regressed"; got != want {

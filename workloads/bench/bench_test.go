@@ -19,6 +19,7 @@ import (
 	"github.com/patchproof/patchproof/internal/golden"
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/verify/benchstat"
+	"github.com/patchproof/patchproof/verify/verdict"
 	"github.com/patchproof/patchproof/workloads/select20"
 )
 
@@ -169,21 +170,21 @@ func TestResolvedDefaults(t *testing.T) {
 // Apache's own noise (a tenth of a call) without it being a cost, and by
 // hundreds with statistics.
 func TestLockResolution(t *testing.T) {
-	d := defOf(lockCalls)
+	d := defOf(LockCalls)
 	tests := []struct {
 		on, off float64
-		want    Verdict
+		want    verdict.Change
 	}{
-		{6.265, 6.35, NoChange},
-		{6.9, 6.35, Regressed},
-		{748.4, 6.37, Regressed},
+		{6.265, 6.35, verdict.NoChange},
+		{6.9, 6.35, verdict.Regressed},
+		{748.4, 6.37, verdict.Regressed},
 	}
 	for _, tt := range tests {
 		cs, _, err := buildCost(side.Head, benchstat.NewSample(tt.on), benchstat.NewSample(tt.off), d, benchstat.Thresholds{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cs.Verdict != tt.want || cs.Exact.Tolerance < lockResolution {
+		if cs.Verdict != tt.want || cs.Exact.Tolerance < LockResolution {
 			t.Errorf("on %v, off %v: %s (tolerance %v), want %s", tt.on, tt.off, cs.Verdict, cs.Exact.Tolerance, tt.want)
 		}
 	}
@@ -280,7 +281,7 @@ func TestAnalyseKnownSamples(t *testing.T) {
 	r := knownResult(t)
 	type verdicts struct {
 		Measure                string
-		Base, Head, HeadVsBase Verdict
+		Base, Head, HeadVsBase verdict.Change
 	}
 	var got []verdicts
 	for _, m := range r.Measures {
@@ -468,45 +469,35 @@ func TestCPUModel(t *testing.T) {
 	}
 }
 
-func TestMarkdown(t *testing.T) {
-	r := knownResult(t)
-	var b bytes.Buffer
-	if err := r.Markdown(&b); err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, filepath.Join("testdata", "markdown.golden"), b.Bytes())
-
-	// Each way the servers' crashes read.
-	for _, c := range []struct {
-		name       string
-		base, head int
+// The known results as results.json has them: verify/bench renders and
+// judges these files, and a field renamed here shows.
+func TestResultJSON(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    *Result
 	}{
-		{"none", 0, 0}, {"both", 18, 18}, {"head", 0, 2}, {"base", 18, 0}, {"more", 1, 18},
+		{"known", knownResult(t)},
+		{"known-base", baseOnlyResult(t)},
 	} {
-		r.ServerCrashes = []*ServerCrashes{{Build: side.Base, Servers: 18, Crashed: c.base}, {Build: side.Head, Servers: 18, Crashed: c.head}}
-		for _, sc := range r.ServerCrashes {
-			if sc.Crashed > 0 {
-				sc.Signals = []string{"Segmentation fault (11)"}
+		t.Run(tc.name, func(t *testing.T) {
+			b, err := json.MarshalIndent(tc.r, "", "  ")
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		b.Reset()
-		r.markdownCrashes(&b)
-		golden.Check(t, filepath.Join("testdata", "crashes-"+c.name+".golden"), b.Bytes())
+			golden.Check(t, filepath.Join("testdata", tc.name+".golden.json"), append(b, '\n'))
+		})
 	}
+}
 
-	// Base alone, two passes: no head columns, the sample-size warnings
-	// once for every measure.
-	two := knownResult(t)
-	two.Builds = two.Builds[:1]
-	two.Arms = two.Arms[:2]
-	two.Passes = two.Passes[:2]
-	for _, a := range two.Arms {
+// baseOnlyResult is knownResult with base alone and two passes.
+func baseOnlyResult(t *testing.T) *Result {
+	r := knownResult(t)
+	r.Builds = r.Builds[:1]
+	r.Arms = r.Arms[:2]
+	r.Passes = r.Passes[:2]
+	for _, a := range r.Arms {
 		a.Samples = a.Samples[:2]
 	}
-	two.analyse(Options{Measures: allMeasures})
-	b.Reset()
-	if err := two.Markdown(&b); err != nil {
-		t.Fatal(err)
-	}
-	golden.Check(t, filepath.Join("testdata", "markdown-base.golden"), b.Bytes())
+	r.analyse(Options{Measures: allMeasures})
+	return r
 }

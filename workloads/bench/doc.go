@@ -1,7 +1,14 @@
-// Package bench owns the contention benchmark: how much mysqlnd's
+// Package bench runs the contention benchmark: how much mysqlnd's
 // statistics cost a threaded PHP server, in the base build and in the head
 // build, measured so that the answer holds on a noisy shared machine and is
 // decisive on a quiet one.
+//
+// It measures and summarises; it does not judge. Which of its verdicts
+// fail a run (an exact measure that regressed, head's PHP crashing more
+// often than base's), the overview's cell and the report's section are
+// verify/bench's, the benchmark check's one home, which holds this
+// package's [Result] as its part of results.json. Nothing here imports
+// verify/bench.
 //
 // # Protocol
 //
@@ -58,8 +65,9 @@
 // system mode; voluntary and involuntary context switches; req/s), with
 // verify/benchstat, the arms paired by pass: each arm's median and
 // confidence interval; the cost of statistics in each build, on against
-// off; head's cost against base's; and a verdict — improved, regressed or
-// no significant change — under the thresholds the Result records.
+// off; head's cost against base's; and a verdict (a verdict.Change:
+// improved, regressed, no significant change or, for what explains CPU
+// time, not judged) under the thresholds the Result records.
 //
 // Lock calls and instructions are exact or nearly so, and are judged as
 // exact: a cost (off → on) or a change of it (base's per-pass costs →
@@ -81,13 +89,12 @@
 //
 // # Output
 //
-// The [Result] (JSON, part of results.json), bench.json (the same) and
-// bench.txt (Result.WriteBenchTxt: the samples in the Go benchmark format,
-// which benchstat reads unchanged), sweep.svg (the scaling chart) and
-// profile/ARM/ (perf.data, folded stacks, flamegraph.svg) in Options.Dir,
-// and [Result.Markdown] for the pull request comment: the table of
-// measures, the shared-vs-per-thread split, the sweep as a table and a
-// Mermaid chart, the profiles' top symbols.
+// The [Result] (JSON, inline in verify/bench's part of results.json),
+// bench.json (the same) and bench.txt (Result.WriteBenchTxt: the samples
+// in the Go benchmark format, which benchstat reads unchanged), sweep.svg
+// (the scaling chart, [Result.ScalingChart]) and profile/ARM/ (perf.data,
+// folded stacks, flamegraph.svg) in Options.Dir. What the pull request
+// comment shows of them verify/bench renders.
 //
 // Apache's event MPM closes kept-alive connections while no worker thread
 // is idle, so every mode loads the server with fewer connections than

@@ -344,6 +344,13 @@ func (o *Options) autoPin(cpus []int) {
 	}
 }
 
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // reportConnections is the report's load: 3/4 of the threads, 12 of 16.
 // Apache's event MPM closes every kept-alive connection whenever it finds
 // no worker thread idle, and no directive turns that off, so the load

@@ -3,12 +3,9 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
-	"strings"
 	"time"
 
-	"github.com/patchproof/patchproof/internal/markdown"
 	"github.com/patchproof/patchproof/workloads/load"
 	"github.com/patchproof/patchproof/workloads/perfprof"
 )
@@ -66,32 +63,4 @@ func (b *bencher) profile(ctx context.Context, bs *blockServer) (*perfprof.Profi
 		perr = fmt.Errorf("load: %w", err)
 	}
 	return p, perr
-}
-
-// profileTop is how many symbols of each profile the report lists.
-const profileTop = 4
-
-// markdownProfiles lists each arm's share of CPU in lock functions and
-// its busiest symbols.
-func (r *Result) markdownProfiles(w io.Writer) {
-	if len(r.Profiles) == 0 {
-		return
-	}
-	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	p("\n**Where the CPU goes** (perf, cpu-clock, %gs under load per arm):\n\n| arm | samples | in lock functions | top symbols (self) |\n|---|---:|---:|---|\n", r.Settings.ProfileS)
-	for _, ap := range r.Profiles {
-		if ap.Profile == nil {
-			p("| %s | – | – | no profile: %s |\n", ap.Arm, markdown.Text(ap.Error))
-			continue
-		}
-		var top []string
-		for i, s := range ap.Profile.Top {
-			if i == profileTop {
-				break
-			}
-			top = append(top, fmt.Sprintf("%s %.1f%%", markdown.Code(s.Name), 100*s.Share))
-		}
-		p("| %s | %d | %.1f%% | %s |\n", ap.Arm, ap.Profile.Samples, 100*ap.Profile.LockShare, strings.Join(top, ", "))
-	}
-	p("\nFlame graphs: `profile/ARM/flamegraph.svg` among the artifacts.\n")
 }

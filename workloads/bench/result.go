@@ -1,6 +1,9 @@
 package bench
 
-import "github.com/patchproof/patchproof/internal/side"
+import (
+	"github.com/patchproof/patchproof/internal/side"
+	"github.com/patchproof/patchproof/verify/verdict"
+)
 
 // Result is what a benchmark run found. It becomes part of results.json:
 // names are a published interface; add fields, never rename them.
@@ -100,6 +103,17 @@ type Build struct {
 	PHP    string    `json:"php,omitempty"`
 	Module string    `json:"module"`
 	SrcDir string    `json:"src_dir,omitempty"`
+}
+
+// CrashesOf is the count of build's servers whose PHP crashed; nil when
+// none of its servers was counted.
+func (r *Result) CrashesOf(build side.Side) *ServerCrashes {
+	for _, c := range r.ServerCrashes {
+		if c.Build == build {
+			return c
+		}
+	}
+	return nil
 }
 
 // ServerCrashes is how many of a build's servers had an Apache child end
@@ -237,8 +251,8 @@ type MeasureStats struct {
 	// without a head build.
 	HeadVsBase *Comparison `json:"head_vs_base,omitempty"`
 	// Verdict is HeadVsBase's; without a head, empty.
-	Verdict  Verdict  `json:"verdict,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	Verdict  verdict.Change `json:"verdict,omitempty"`
+	Warnings []string       `json:"warnings,omitempty"`
 }
 
 // ArmSummary is one arm's median with its confidence interval.
@@ -272,8 +286,8 @@ type CostStats struct {
 	// Effect is the relative cost the verdict weighs: the Hodges-Lehmann
 	// estimate for a noisy measure, the ratio of the medians for an exact
 	// one, less 1.
-	Effect  float64 `json:"effect"`
-	Verdict Verdict `json:"verdict"`
+	Effect  float64        `json:"effect"`
+	Verdict verdict.Change `json:"verdict"`
 	// DecidedBy says what reached the verdict: "wilcoxon" (the
 	// signed-rank test on the per-pass log(on/off), or on on−off when Of
 	// is "diff") or "spread" (an exact measure: Exact).
@@ -340,9 +354,9 @@ type Comparison struct {
 	Diff  Interval `json:"diff"`
 	// P is the Mann-Whitney U test of the two builds' per-pass costs,
 	// unpaired; it decides nothing.
-	P       float64 `json:"p"`
-	Effect  float64 `json:"effect"`
-	Verdict Verdict `json:"verdict"`
+	P       float64        `json:"p"`
+	Effect  float64        `json:"effect"`
+	Verdict verdict.Change `json:"verdict"`
 	// DecidedBy, Pairs, WilcoxonP, Above, Below, SignP and Exact as in
 	// CostStats, head's cost against base's.
 	DecidedBy string      `json:"decided_by,omitempty"`

@@ -378,7 +378,7 @@ func (b *bencher) stopServer(a arm, s *httpd.Server, err error) error {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	c := b.res.crashesOf(a.Side)
+	c := b.res.CrashesOf(a.Side)
 	if c == nil {
 		c = &ServerCrashes{Build: a.Side}
 		b.res.ServerCrashes = append(b.res.ServerCrashes, c)

@@ -201,11 +201,6 @@ func TestQuickRun(t *testing.T) {
 	if got, want := len(results), passes*len(res.Arms); got != want {
 		t.Errorf("bench.txt: %d results, want %d", got, want)
 	}
-	var md bytes.Buffer
-	if err := res.Markdown(&md); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("\n%s", md.String())
 	if _, err := os.Stat(filepath.Join(dir, benchJSONName)); err != nil {
 		t.Error(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/verify/benchstat"
+	"github.com/patchproof/patchproof/verify/verdict"
 )
 
 // A measureDef is how one reported measure is read from the samples.
@@ -22,11 +23,19 @@ type measureDef struct {
 	resolution float64
 }
 
-// lockResolution is the smallest cost in lock calls a request that counts:
-// Apache's and libc's own ~6 calls a request move by a tenth or two
+// LockResolution is the smallest cost in lock calls a request that
+// counts: Apache's and libc's own ~6 calls a request move by a tenth or two
 // between servers, which with one counted pass is no spread to judge by,
 // and a cost of statistics is hundreds of calls or none.
-const lockResolution = 0.5
+const LockResolution = 0.5
+
+// LockCalls is the name of the measure of pthread_mutex_lock calls per
+// request, the number a reviewer looks for first; cpuMeasure that of CPU
+// time per request.
+const (
+	LockCalls  = "locks"
+	cpuMeasure = "cpu"
+)
 
 // fromLocks, fromInstructions and fromCPU read a measure from the part of
 // a sample it comes from, when the sample has that part.
@@ -60,8 +69,8 @@ func fromCPU(f func(*CPUSample) float64) func(*Sample) (float64, bool) {
 // measureDefs lists the reported measures in the order the report shows
 // them: the exact counts first, the noisy timings last.
 var measureDefs = []measureDef{
-	{lockCalls, "locks/req", "lock calls/req", benchstat.LowerIsBetter, false, MeasureLocks,
-		fromLocks(func(l *LockSample) float64 { return l.LocksPerRequest }), lockResolution},
+	{LockCalls, "locks/req", "lock calls/req", benchstat.LowerIsBetter, false, MeasureLocks,
+		fromLocks(func(l *LockSample) float64 { return l.LocksPerRequest }), LockResolution},
 	// The same mutex in every arm, named by its owner; the busiest mutex
 	// of an arm with statistics off is another one.
 	{"stats_mutex_locks", "stats-mutex-locks/req", "statistics mutex calls/req", benchstat.LowerIsBetter, false, MeasureLocks,
@@ -70,11 +79,11 @@ var measureDefs = []measureDef{
 				return 0, false
 			}
 			return s.Locks.StatsMutex.LocksPerRequest, true
-		}, lockResolution},
+		}, LockResolution},
 	{"shared_locks", "shared-locks/req", "on shared mutexes", benchstat.LowerIsBetter, false, MeasureLocks,
-		fromLocks(func(l *LockSample) float64 { return l.SharedLocksPerRequest }), lockResolution},
+		fromLocks(func(l *LockSample) float64 { return l.SharedLocksPerRequest }), LockResolution},
 	{"per_thread_locks", "per-thread-locks/req", "on per-thread mutexes", benchstat.LowerIsBetter, false, MeasureLocks,
-		fromLocks(func(l *LockSample) float64 { return l.PerThreadLocksPerRequest }), lockResolution},
+		fromLocks(func(l *LockSample) float64 { return l.PerThreadLocksPerRequest }), LockResolution},
 	{"instructions", "instr/req", "instructions/req", benchstat.LowerIsBetter, false, MeasureInstructions,
 		fromInstructions(func(i *InstructionSample) float64 { return i.InstructionsPerRequest }), 0},
 	{cpuMeasure, "ms-cpu/req", "CPU ms/req", benchstat.LowerIsBetter, true, MeasureCPU,
@@ -146,6 +155,26 @@ func (r *Result) measure(name string) *MeasureStats {
 		}
 	}
 	return nil
+}
+
+// Label is the measure's name in the report's table.
+func (m *MeasureStats) Label() string {
+	for _, d := range measureDefs {
+		if d.name == m.Name {
+			return d.label
+		}
+	}
+	return m.Name
+}
+
+// Arm is the summary of arm a's samples, if the measure has one.
+func (m *MeasureStats) Arm(a Arm) (ArmSummary, bool) {
+	for _, s := range m.Arms {
+		if s.Arm == a {
+			return s, true
+		}
+	}
+	return ArmSummary{}, false
 }
 
 // measureStats is one measure's statistics over arms whose samples pair by
@@ -235,13 +264,13 @@ func buildCost(build side.Side, on, off benchstat.Sample, d measureDef, th bench
 	if d.resolution > 0 && ex.Tolerance < d.resolution {
 		ex.Tolerance = d.resolution
 		if math.Abs(ex.Diff) <= d.resolution {
-			ex.Verdict = benchstat.Unchanged
+			ex.Verdict = verdict.NoChange
 		}
 	}
 	cs.DecidedBy = decidedBySpread
 	cs.Exact = exactStats(ex)
 	cs.Effect = num(ex.Effect)
-	cs.Verdict = verdictWord(ex.Verdict)
+	cs.Verdict = ex.Verdict
 	return cs, ex.Warnings, nil
 }
 
@@ -264,7 +293,7 @@ func headVsBase(s []benchstat.Sample, d measureDef, th benchstat.Thresholds) (*C
 	u := benchstat.CompareCosts(base, head, th)
 	c := comparison(pc, u)
 	if d.breakdown() {
-		c.Verdict = NotJudged
+		c.Verdict = verdict.NotJudged
 		return c, pc.Warnings, nil
 	}
 	if d.noisy {
@@ -275,7 +304,7 @@ func headVsBase(s []benchstat.Sample, d measureDef, th benchstat.Thresholds) (*C
 	c.DecidedBy = decidedBySpread
 	c.Exact = exactStats(ex)
 	c.Effect = num(ex.Effect)
-	c.Verdict = verdictWord(ex.Verdict)
+	c.Verdict = ex.Verdict
 	return c, ex.Warnings, nil
 }
 
@@ -295,14 +324,6 @@ func betterWord(b benchstat.Better) string {
 		return "higher"
 	}
 	return "lower"
-}
-
-// verdictWord spells a verdict for results.json.
-func verdictWord(v benchstat.Verdict) Verdict {
-	if v == benchstat.Unchanged {
-		return NoChange
-	}
-	return Verdict(v.String())
 }
 
 // num makes a statistic JSON-safe: encoding/json refuses NaN and ±Inf,
@@ -327,7 +348,7 @@ func costStats(build side.Side, c benchstat.Cost) CostStats {
 		Above: pc.Above, Below: pc.Below, SignP: num(pc.SignP),
 		P:             num(c.Test.P),
 		Effect:        num(c.Effect),
-		Verdict:       verdictWord(c.Verdict),
+		Verdict:       c.Verdict,
 		Pairs:         pc.Test.N,
 		WilcoxonP:     num(pc.Test.P),
 		Of:            ofWord(pc.Log),
@@ -372,7 +393,7 @@ func comparison(pc benchstat.PairedComparison, u benchstat.Comparison) *Comparis
 		Pairs:     pc.Test.N,
 		WilcoxonP: num(pc.Test.P),
 		Effect:    num(pc.Effect),
-		Verdict:   verdictWord(pc.Verdict),
+		Verdict:   pc.Verdict,
 	}
 	hl := hodgesLehmann(pc)
 	if pc.Log {

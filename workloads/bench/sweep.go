@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -88,11 +87,11 @@ func (b *bencher) sweep(ctx context.Context) error {
 // sweepChartName is the chart's file in Options.Dir.
 const sweepChartName = "sweep.svg"
 
-// sweepChart is the cost of statistics in CPU time against the thread
+// ScalingChart is the cost of statistics in CPU time against the thread
 // count, a line per build: the Hodges-Lehmann estimate of the per-pass
 // on/off ratio, as a percentage, with its interval where the passes give
 // one.
-func (r *Result) sweepChart() chart.Chart {
+func (r *Result) ScalingChart() chart.Chart {
 	c := chart.Chart{
 		Title:  fmt.Sprintf("CPU cost of mysqlnd statistics by PHP threads (%s)", r.Workload),
 		XLabel: "PHP threads", YLabel: "CPU cost of statistics, %", LogX: true,
@@ -134,7 +133,7 @@ func (r *Result) writeSweepChart(dir string) error {
 		return nil
 	}
 	var buf bytes.Buffer
-	if err := chart.SVG(&buf, r.sweepChart()); err != nil {
+	if err := chart.SVG(&buf, r.ScalingChart()); err != nil {
 		return fmt.Errorf("sweep chart: %w", err)
 	}
 	path := filepath.Join(dir, sweepChartName)
@@ -143,44 +142,4 @@ func (r *Result) writeSweepChart(dir string) error {
 	}
 	r.SweepChart = path
 	return nil
-}
-
-// markdownSweep is the sweep as a table, and as a chart GitHub draws.
-func (r *Result) markdownSweep(w io.Writer) {
-	if len(r.Sweep) == 0 {
-		return
-	}
-	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	head := len(r.Builds) > 1
-	p("\n**Thread scaling:** the CPU cost of statistics (on/off, Hodges-Lehmann estimate and interval, p of the signed-rank test) at each count of PHP threads.\n\n")
-	if head {
-		p("| threads | passes | base cost | head cost | head vs base |\n|---:|---:|---:|---:|---|\n")
-	} else {
-		p("| threads | passes | base cost |\n|---:|---:|---:|\n")
-	}
-	for _, pt := range r.Sweep {
-		if pt.CPU == nil {
-			continue
-		}
-		n := 0
-		if len(pt.CPU.Arms) > 0 {
-			n = pt.CPU.Arms[0].N
-		}
-		p("| %d | %d", pt.Threads, n)
-		for _, b := range r.Builds {
-			p(" | %s", pt.CPU.costCell(b.Name))
-		}
-		if head {
-			p(" | %s", pt.CPU.headCell())
-		}
-		p(" |\n")
-	}
-	if m, err := chart.Mermaid(r.sweepChart()); err == nil {
-		p("\n%s\n", m)
-	} else {
-		p("\n(No chart: %v.)\n", err)
-	}
-	if r.SweepChart != "" {
-		p("\nThe chart with its intervals: `%s` among the artifacts.\n", filepath.Base(r.SweepChart))
-	}
 }

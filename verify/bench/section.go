@@ -5,19 +5,34 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/patchproof/patchproof/internal/chart"
 	"github.com/patchproof/patchproof/internal/markdown"
 	"github.com/patchproof/patchproof/internal/side"
+	"github.com/patchproof/patchproof/verify/verdict"
+	benchrun "github.com/patchproof/patchproof/workloads/bench"
 )
 
-// Markdown renders the result for a pull request comment: one compact
-// table (each arm's median with its interval, the cost of statistics in
-// each build, head's cost against base's) with the warnings under it, and
-// the settings and raw samples folded away.
-func (r *Result) Markdown(w io.Writer) error {
+// sectionTitle heads the check's section of a target.
+const sectionTitle = "#### Contention benchmark\n\n"
+
+// WriteSection writes the target's "Contention benchmark" section for a
+// pull request comment: one compact table (each arm's median with its
+// interval, the cost of statistics in each build, head's cost against
+// base's) with the warnings under it, the servers' crashes, and the
+// settings and raw samples folded away.
+func (r *Result) WriteSection(w io.Writer) error {
 	bw := bufio.NewWriter(w)
+	bw.WriteString(sectionTitle)
+	r.writeBody(bw)
+	return bw.Flush()
+}
+
+// writeBody is the section under its title.
+func (r *Result) writeBody(bw io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	head := len(r.Builds) > 1
 	p("**Benchmark** `%s` on %s, %d PHP threads: %d CPU passes of %gs on warm servers, fresh every %s, the exact measures from %d counted %s; medians with %s intervals; cost = statistics on/off, paired by pass.\n\n",
@@ -40,7 +55,7 @@ func (r *Result) Markdown(w io.Writer) error {
 	}
 	notes := footnotes(r.Measures)
 	for _, m := range r.Measures {
-		label := m.label()
+		label := m.Label()
 		if m.Noisy {
 			label += " ⁿ"
 		}
@@ -51,17 +66,17 @@ func (r *Result) Markdown(w io.Writer) error {
 		}
 		p("| %s", label)
 		for _, b := range r.Builds {
-			p(" | %s | %s | %s", m.armCell(Arm{b.Name, false}), m.armCell(Arm{b.Name, true}), m.costCell(b.Name))
+			p(" | %s | %s | %s", armCell(m, benchrun.Arm{Side: b.Name, Statistics: false}), armCell(m, benchrun.Arm{Side: b.Name, Statistics: true}), costCell(m, b.Name))
 		}
 		if head {
-			p(" | %s", m.headCell())
+			p(" | %s", headCell(m))
 		}
 		p(" |\n")
 	}
 	if len(r.Measures) > 0 {
 		th := r.Settings.Thresholds
 		if r.hasExact() {
-			p("\nExact measures change when the ranges of their passes do not overlap and the medians differ by more than max(%s, the wider range); a build's lock calls by more than %g a request too.", pct(th.ExactFloor), lockResolution)
+			p("\nExact measures change when the ranges of their passes do not overlap and the medians differ by more than max(%s, the wider range); a build's lock calls by more than %g a request too.", pct(th.ExactFloor), benchrun.LockResolution)
 		}
 		if r.hasNoisy() {
 			p(" ⁿ depends on the machine's load, and is not gated on: its cost is the Hodges-Lehmann estimate of the per-pass log(on/off) with its %s interval, decided by the Wilcoxon signed-rank test (p ≤ %v) and a change of at least %s, the sign test beside it; head vs base pairs the passes likewise, and is judged on CPU time alone: what explains it (user, system, switches, req/s) is shown, not judged, as six such verdicts would give a false one in about a run of four.",
@@ -83,14 +98,13 @@ func (r *Result) Markdown(w io.Writer) error {
 	r.markdownSweep(bw)
 	r.markdownProfiles(bw)
 	r.markdownDetails(bw)
-	return bw.Flush()
 }
 
 // notes are the measures' warnings: those every measure has, shown once,
 // and the others, numbered and marked on their rows.
 type notes struct{ all, own []string }
 
-func footnotes(ms []*MeasureStats) notes {
+func footnotes(ms []*benchrun.MeasureStats) notes {
 	var n notes
 	count := map[string]int{}
 	var order []string
@@ -112,15 +126,6 @@ func footnotes(ms []*MeasureStats) notes {
 	return n
 }
 
-func (m *MeasureStats) label() string {
-	for _, d := range measureDefs {
-		if d.name == m.Name {
-			return d.label
-		}
-	}
-	return m.Name
-}
-
 func (r *Result) hasExact() bool {
 	for _, m := range r.Measures {
 		if !m.Noisy {
@@ -139,17 +144,8 @@ func (r *Result) hasNoisy() bool {
 	return false
 }
 
-func (m *MeasureStats) arm(name Arm) (ArmSummary, bool) {
-	for _, a := range m.Arms {
-		if a.Arm == name {
-			return a, true
-		}
-	}
-	return ArmSummary{}, false
-}
-
-func (m *MeasureStats) armCell(name Arm) string {
-	a, ok := m.arm(name)
+func armCell(m *benchrun.MeasureStats, name benchrun.Arm) string {
+	a, ok := m.Arm(name)
 	if !ok || a.N == 0 {
 		return "–"
 	}
@@ -163,13 +159,13 @@ func (m *MeasureStats) armCell(name Arm) string {
 // the Hodges-Lehmann estimate with its interval, the signed-rank p and
 // the sign test; for an exact one the change of the median and whether it
 // is beyond the spread.
-func (m *MeasureStats) costCell(build side.Side) string {
+func costCell(m *benchrun.MeasureStats, build side.Side) string {
 	for _, c := range m.Costs {
 		if c.Build != build {
 			continue
 		}
 		tilde := ""
-		if c.Verdict == NoChange {
+		if c.Verdict == verdict.NoChange {
 			tilde = "~ "
 		}
 		if c.Exact != nil {
@@ -197,7 +193,7 @@ func signCount(above, below, pairs int) string {
 
 // exactChange shows old → new of an exact measure as a ratio, or as a
 // difference when the old median is zero.
-func exactChange(e ExactStats) string {
+func exactChange(e benchrun.ExactStats) string {
 	switch {
 	case e.Old.Median > 0:
 		return ratio(e.New.Median / e.Old.Median)
@@ -208,9 +204,9 @@ func exactChange(e ExactStats) string {
 }
 
 // exactWhy says why an exact measure changed or did not.
-func exactWhy(e ExactStats, v Verdict) string {
+func exactWhy(e benchrun.ExactStats, v verdict.Change) string {
 	switch {
-	case v != NoChange:
+	case v != verdict.NoChange:
 		return "(beyond spread)"
 	case e.Old == e.New:
 		return "(identical)"
@@ -220,19 +216,16 @@ func exactWhy(e ExactStats, v Verdict) string {
 	return "(within spread)"
 }
 
-func (m *MeasureStats) headCell() string {
+func headCell(m *benchrun.MeasureStats) string {
 	c := m.HeadVsBase
 	if c == nil {
 		return "–"
 	}
-	v := string(c.Verdict)
-	if c.Verdict == NoChange {
-		v = "~"
-	}
+	v := c.Verdict.String()
 	if c.Exact != nil {
 		return v + " " + exactWhy(*c.Exact, c.Verdict)
 	}
-	if c.Verdict == NotJudged && c.Of == "ratio" {
+	if c.Verdict == verdict.NotJudged && c.Of == "ratio" {
 		return fmt.Sprintf("%s [%s, %s] (p=%.3f), not judged", ratio(c.Ratio.Median), ratio(c.Ratio.Lo), ratio(c.Ratio.Hi), c.WilcoxonP)
 	}
 	return fmt.Sprintf("%s (p=%.3f)", v, c.WilcoxonP)
@@ -341,15 +334,30 @@ func plural(n int, one, many string) string {
 	return many
 }
 
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func joinArms(as []benchrun.Arm) string {
+	s := make([]string, len(as))
+	for i, a := range as {
+		s[i] = a.String()
+	}
+	return strings.Join(s, ", ")
+}
+
 // markdownShared says where the statistics' locks go: how many of a
 // request's lock calls are on mutexes that several threads lock, and
 // whether mysqlnd's statistics mutex, named by its owner, is one of them.
 func (r *Result) markdownShared(w io.Writer) {
 	type row struct {
-		arm               Arm
+		arm               benchrun.Arm
 		shared, perThread float64
 		mutexes           int
-		stats             *StatsMutexSample
+		stats             *benchrun.StatsMutexSample
 	}
 	var rows []row
 	for _, a := range r.Arms {
@@ -399,12 +407,12 @@ func (r *Result) markdownCrashes(w io.Writer) {
 		fmt.Fprintf(w, "\n**Server crashes:** none; every Apache child exited cleanly (%s servers).\n", strings.Join(servers, ", "))
 		return
 	}
-	base, head := r.crashesOf(side.Base), r.crashesOf(side.Head)
+	base, head := r.CrashesOf(side.Base), r.CrashesOf(side.Head)
 	var means string
 	switch {
-	case r.HeadCrashes() && base.Crashed == 0:
+	case r.headCrashes() && base.Crashed == 0:
 		means = "❌ head's PHP crashed where base's did not: a regression"
-	case r.HeadCrashes():
+	case r.headCrashes():
 		means = fmt.Sprintf("❌ head's PHP crashed in more of its servers than base's (Fisher's exact test, p=%.2g): a regression", crashesP(base, head))
 	case head != nil && head.Crashed > 0 && base == nil:
 		means = "no base servers to compare with, so it is not gated"
@@ -418,4 +426,72 @@ func (r *Result) markdownCrashes(w io.Writer) {
 		fmt.Fprintf(w, "; %s", means)
 	}
 	fmt.Fprint(w, ".\n")
+}
+
+// markdownSweep is the sweep as a table, and as a chart GitHub draws.
+func (r *Result) markdownSweep(w io.Writer) {
+	if len(r.Sweep) == 0 {
+		return
+	}
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	head := len(r.Builds) > 1
+	p("\n**Thread scaling:** the CPU cost of statistics (on/off, Hodges-Lehmann estimate and interval, p of the signed-rank test) at each count of PHP threads.\n\n")
+	if head {
+		p("| threads | passes | base cost | head cost | head vs base |\n|---:|---:|---:|---:|---|\n")
+	} else {
+		p("| threads | passes | base cost |\n|---:|---:|---:|\n")
+	}
+	for _, pt := range r.Sweep {
+		if pt.CPU == nil {
+			continue
+		}
+		n := 0
+		if len(pt.CPU.Arms) > 0 {
+			n = pt.CPU.Arms[0].N
+		}
+		p("| %d | %d", pt.Threads, n)
+		for _, b := range r.Builds {
+			p(" | %s", costCell(pt.CPU, b.Name))
+		}
+		if head {
+			p(" | %s", headCell(pt.CPU))
+		}
+		p(" |\n")
+	}
+	if m, err := chart.Mermaid(r.ScalingChart()); err == nil {
+		p("\n%s\n", m)
+	} else {
+		p("\n(No chart: %v.)\n", err)
+	}
+	if r.SweepChart != "" {
+		p("\nThe chart with its intervals: `%s` among the artifacts.\n", filepath.Base(r.SweepChart))
+	}
+}
+
+// profileTop is how many symbols of each profile the report lists.
+const profileTop = 4
+
+// markdownProfiles lists each arm's share of CPU in lock functions and
+// its busiest symbols.
+func (r *Result) markdownProfiles(w io.Writer) {
+	if len(r.Profiles) == 0 {
+		return
+	}
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("\n**Where the CPU goes** (perf, cpu-clock, %gs under load per arm):\n\n| arm | samples | in lock functions | top symbols (self) |\n|---|---:|---:|---|\n", r.Settings.ProfileS)
+	for _, ap := range r.Profiles {
+		if ap.Profile == nil {
+			p("| %s | – | – | no profile: %s |\n", ap.Arm, markdown.Text(ap.Error))
+			continue
+		}
+		var top []string
+		for i, s := range ap.Profile.Top {
+			if i == profileTop {
+				break
+			}
+			top = append(top, fmt.Sprintf("%s %.1f%%", markdown.Code(s.Name), 100*s.Share))
+		}
+		p("| %s | %d | %.1f%% | %s |\n", ap.Arm, ap.Profile.Samples, 100*ap.Profile.LockShare, strings.Join(top, ", "))
+	}
+	p("\nFlame graphs: `profile/ARM/flamegraph.svg` among the artifacts.\n")
 }
