@@ -15,6 +15,7 @@ import (
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/race"
+	"github.com/patchproof/patchproof/verify/verdict"
 	"github.com/patchproof/patchproof/workloads/concurrency"
 	"github.com/patchproof/patchproof/workloads/httpd"
 	"github.com/patchproof/patchproof/workloads/workload"
@@ -66,34 +67,59 @@ func (s raceStage) Run(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
-	var errs, failed []string
+	var judged []judgedRace
 	for _, j := range jobs {
-		res := &results.RaceResult{Threads: threads(r.Config)}
-		f := s.check(ctx, r, j, workload.DB{Conn: db.LocalConn()}, ctr, res)
+		res := &race.Result{Threads: threads(r.Config)}
+		s.measure(ctx, r, j, workload.DB{Conn: db.LocalConn()}, ctr, res)
+		err := race.Judge(res)
 		r.setTarget(j.t, func(tr *results.TargetResult) { tr.Race = res })
-		for _, e := range res.Errors {
-			errs = append(errs, j.t.Name+": "+e)
-		}
-		for _, e := range f {
-			failed = append(failed, j.t.Name+": "+e)
+		judged = append(judged, judgedRace{j.t.Name, res, err})
+	}
+	return raceOutcome(judged)
+}
+
+// judgedRace is a target's result and what race.Judge made of it.
+type judgedRace struct {
+	target string
+	res    *race.Result
+	err    error
+}
+
+// raceOutcome is the stage's error over its targets, one message for all,
+// each line naming its target: any target's error makes it an error, else
+// every target's findings fail the check.
+func raceOutcome(judged []judgedRace) error {
+	var errs, failed []string
+	for _, j := range judged {
+		switch {
+		case errors.Is(j.err, verdict.ErrCheckFailed):
+			failed = append(failed, named(j.target, j.res.Findings())...)
+		case j.err != nil:
+			errs = append(errs, named(j.target, j.res.Errors)...)
 		}
 	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
 	}
-	if len(failed) > 0 {
-		return results.CheckFailed("not safe under concurrency: %s", strings.Join(failed, "; "))
-	}
-	return nil
+	return race.CheckFailed(failed)
 }
 
-// check runs both parts on one target, recording into res what it measured
-// and what could not run; it returns the findings that fail the check.
-func (s raceStage) check(ctx context.Context, r *Run, j raceJob, db workload.DB, ctr *httpd.Container, res *results.RaceResult) (failed []string) {
+// named prefixes each of a target's lines with its name.
+func named(target string, lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = target + ": " + l
+	}
+	return out
+}
+
+// measure runs both parts on one target, recording into res what it
+// measured and what could not run; race.Judge decides what it means.
+func (s raceStage) measure(ctx context.Context, r *Run, j raceJob, db workload.DB, ctr *httpd.Container, res *race.Result) {
 	dir, err := r.serverDir("race", safeName(j.t.Name))
 	if err != nil {
 		res.Errors = append(res.Errors, err.Error())
-		return nil
+		return
 	}
 	step := func(format string, a ...any) { r.Progress.Step("%s: %s", j.t.Name, fmt.Sprintf(format, a...)) }
 
@@ -113,45 +139,25 @@ func (s raceStage) check(ctx context.Context, r *Run, j raceJob, db workload.DB,
 			Requests: run.Requests, PerRequest: run.PerRequest, Grew: run.Grew,
 			DBConnections: run.DBConnections, ConnsPerReq: concurrency.ConnectionsPerRequest,
 		})
-		res.Counters = append(res.Counters, &results.RaceCounters{Side: sd, Build: b.Label, Check: c, Run: run})
-		step("%s: %s", sd, countersText(c))
+		res.Counters = append(res.Counters, &race.Counters{Side: sd, Build: b.Label, Check: c, Run: run})
+		step("%s: %s", sd, c)
 		if len(run.ChildSignals) > 0 {
 			step("%s: PHP crashed in Apache's child: %s", sd, strings.Join(run.ChildSignals, ", "))
 		}
-		switch {
-		case c.Exact():
-		case c.WorkError != "":
-			res.Errors = append(res.Errors, fmt.Sprintf("%s counters: %s", sd, c.WorkError))
-		case sd == side.Base:
-			// The mutex guards base's counters: if they came out wrong, the
-			// check is what is broken, and head's numbers prove nothing.
-			res.Errors = append(res.Errors, fmt.Sprintf("base counters: %s although base takes the statistics mutex: the check cannot judge head here", countersText(c)))
-		default:
-			failed = append(failed, fmt.Sprintf("head counters: %s", countersText(c)))
-		}
-	}
-
-	if res.HeadCrashed() {
-		signals, _ := res.ChildSignals(side.Head)
-		failed = append(failed, fmt.Sprintf("head's PHP crashed in Apache's child (%s) where base's did not", strings.Join(signals, ", ")))
 	}
 
 	tsan, err := s.tsan(ctx, r, j, db, ctr, filepath.Join(dir, "tsan"), filepath.Join(r.Dir, "race", safeName(j.t.Name), "tsan"), step)
 	if err != nil {
 		res.Errors = append(res.Errors, "ThreadSanitizer: "+err.Error())
-		return failed
+		return
 	}
 	res.TSan = tsan
-	if n := len(tsan.Diff.New); n > 0 {
-		failed = append(failed, fmt.Sprintf("ThreadSanitizer: %s in the change's code, first %s", pluralOf(n, "new data race report", "new data race reports"), tsan.Diff.New[0].Summary))
-	}
-	return failed
 }
 
 // tsan serves the same load on both TSan builds and compares their
 // reports. The servers and the runtime's reports are in dir; each side's
 // reports, read together, are kept in keep, which the results name.
-func (raceStage) tsan(ctx context.Context, r *Run, j raceJob, db workload.DB, ctr *httpd.Container, dir, keep string, step func(string, ...any)) (*results.RaceTSan, error) {
+func (raceStage) tsan(ctx context.Context, r *Run, j raceJob, db workload.DB, ctr *httpd.Container, dir, keep string, step func(string, ...any)) (*race.TSan, error) {
 	for i, b := range j.tsan {
 		if b == nil {
 			return nil, fmt.Errorf("no TSan build of %s (the build stage says why)", side.Sides[i])
@@ -168,7 +174,7 @@ func (raceStage) tsan(ctx context.Context, r *Run, j raceJob, db workload.DB, ct
 	if err != nil {
 		return nil, err
 	}
-	out := &results.RaceTSan{Requests: tsanRequests, Touched: touched}
+	out := &race.TSan{Requests: tsanRequests, Touched: touched}
 	var reports [2][]race.Report
 	for i, b := range j.tsan {
 		sd := side.Sides[i]
@@ -209,7 +215,7 @@ func (raceStage) tsan(ctx context.Context, r *Run, j raceJob, db workload.DB, ct
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", sd, err)
 		}
-		out.Sides = append(out.Sides, &results.TSanSide{
+		out.Sides = append(out.Sides, &race.TSanSide{
 			Side: sd, Build: b.Label, Reports: reports[i], Log: relPath(r.Dir, raw), DurationMS: time.Since(start).Milliseconds(),
 		})
 		step("%s (TSan): %s", sd, pluralOf(len(reports[i]), "distinct report", "distinct reports"))
@@ -223,21 +229,6 @@ func threads(c *Config) int {
 		return c.Threads
 	}
 	return concurrency.DefaultThreads
-}
-
-func countersText(c race.CounterCheck) string {
-	if c.Exact() {
-		return fmt.Sprintf("%d/%d counters exact, 0 updates lost in %d requests", c.Counters, c.Counters, c.Requests)
-	}
-	var names []string
-	for i, o := range c.Off {
-		if i == 3 {
-			names = append(names, "…")
-			break
-		}
-		names = append(names, fmt.Sprintf("%s %d of %d", o.Name, o.Got, o.Expected))
-	}
-	return fmt.Sprintf("%s off in %d requests, %d short in all (%s)", pluralOf(len(c.Off), "counter", "counters"), c.Requests, c.Lost, strings.Join(names, ", "))
 }
 
 func pluralOf(n int, one, many string) string {

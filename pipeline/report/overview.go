@@ -22,7 +22,7 @@ type column struct {
 // wants a line in the reviewer's minute adds its column here.
 var columns = []column{
 	{"tests", func(t results.JobTarget) bool { return t.Tests != nil }, func(t results.JobTarget) string { return testsCell(t.Tests) }},
-	{"concurrency", func(t results.JobTarget) bool { return t.Race != nil }, func(t results.JobTarget) string { return raceCell(t.Race) }},
+	{"concurrency", func(t results.JobTarget) bool { return t.Race != nil }, func(t results.JobTarget) string { return t.Race.Cell() }},
 	{"cost of statistics, head vs base", func(t results.JobTarget) bool { return t.Bench != nil }, func(t results.JobTarget) string { return t.Bench.Cell() }},
 	{"backport", func(t results.JobTarget) bool { return t.Backport != nil }, func(t results.JobTarget) string { return backportCell(t.Backport) }},
 }

@@ -38,7 +38,7 @@ func (p *summaryWriter) target(t results.JobTarget) {
 			}
 		}
 		if t.Race != nil {
-			p.race(t.Race)
+			p.markdown(t.Race.WriteSection)
 		}
 		if t.Bench != nil {
 			p.markdown(t.Bench.WriteSection)

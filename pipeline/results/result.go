@@ -6,6 +6,7 @@ import (
 
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/verify/bench"
+	"github.com/patchproof/patchproof/verify/race"
 	"github.com/patchproof/patchproof/verify/verdict"
 )
 
@@ -119,7 +120,7 @@ type TargetResult struct {
 	Backport *BackportResult   `json:"backport,omitempty"`
 	Tests    *TestsResult      `json:"tests,omitempty"`
 	Bench    *bench.Result     `json:"bench,omitempty"`
-	Race     *RaceResult       `json:"race,omitempty"`
+	Race     *race.Result      `json:"race,omitempty"`
 	Errors   []string          `json:"errors,omitempty"`
 }
 

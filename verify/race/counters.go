@@ -1,8 +1,11 @@
-// Package race owns the concurrency check's judgments: whether mysqlnd's
+// Package race is the concurrency check's one home: whether mysqlnd's
 // process-wide counters grew by exactly what the requests did when 16
 // threads served them at once (no lost update), and which ThreadSanitizer
-// reports a head build has that its base has not. The measurements come
-// from workloads/concurrency; this package reads them and decides.
+// reports a head build has that its base has not. It owns the check's part
+// of results.json (Result), Judge (every rule that fails the check, or
+// says it could not judge), and the check's overview cell and report
+// section. The measurements come from workloads/concurrency; the pipeline's
+// race stage gathers them into a Result.
 package race
 
 import (

@@ -197,18 +197,18 @@ const DemoRepo = "demo (PHP 8.2.32 + mysqlnd atomic statistics)"
 // RaceResult is the concurrency check of the demo: exact counters and no
 // new race, or, racy, a head that dropped the lock and kept the plain +=:
 // counters short and TSan's race in mysqlnd.
-func RaceResult(racy bool) *results.RaceResult {
+func RaceResult(racy bool) *race.Result {
 	per := map[string]int64{"bytes_received": 9960, "connect_success": 2, "rows_fetched_from_server_normal": 20, "active_connections": -2}
 	exact := race.JudgeCounters(race.CounterRun{Requests: 20000, PerRequest: per, Grew: map[string]int64{
 		"bytes_received": 199_200_000, "connect_success": 40_000, "rows_fetched_from_server_normal": 400_000, "active_connections": -40_000,
 	}, DBConnections: 40_000, ConnsPerReq: 2})
-	rr := &results.RaceResult{
+	rr := &race.Result{
 		Threads: 16,
-		Counters: []*results.RaceCounters{
+		Counters: []*race.Counters{
 			{Side: side.Base, Build: "PHP-8.2 base/zts", Check: exact},
 			{Side: side.Head, Build: "PHP-8.2 head/zts", Check: exact},
 		},
-		TSan: &results.RaceTSan{Requests: 2000, Touched: []string{"ext/mysqlnd/mysqlnd_statistics.h"}, Sides: []*results.TSanSide{
+		TSan: &race.TSan{Requests: 2000, Touched: []string{"ext/mysqlnd/mysqlnd_statistics.h"}, Sides: []*race.TSanSide{
 			{Side: side.Base, Build: "PHP-8.2 base/tsan", Log: "race/PHP-8.2/tsan/base.tsan.log", DurationMS: 10_100},
 			{Side: side.Head, Build: "PHP-8.2 head/tsan", Log: "race/PHP-8.2/tsan/head.tsan.log", DurationMS: 6_900},
 		}},

@@ -1,0 +1,103 @@
+package race
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/patchproof/patchproof/internal/side"
+	"github.com/patchproof/patchproof/verify/verdict"
+)
+
+// Judge applies every failing rule of the check to r, once its parts are
+// measured. Base's counters losing updates, or the database server counting
+// other work than the requests did, means the check is broken: Judge records
+// that in r.Errors (results.json and the report show it there, after what
+// could not be measured) and returns a plain error, as it does for any
+// error r already has. Otherwise every finding against head (its counters
+// not exact, its PHP crashing where base's did not, a new race in the
+// change's code) makes a verdict.CheckFailed; nil is a pass. Judge may be
+// called again: it records each error once.
+func Judge(r *Result) error {
+	for _, e := range r.broken() {
+		if !slices.Contains(r.Errors, e) {
+			r.Errors = append(r.Errors, e)
+		}
+	}
+	if len(r.Errors) > 0 {
+		return errors.New(strings.Join(r.Errors, "; "))
+	}
+	return CheckFailed(r.Findings())
+}
+
+// CheckFailed is the check's failure for findings (nil without any), which
+// may be several targets' Findings, each named.
+func CheckFailed(findings []string) error {
+	if len(findings) == 0 {
+		return nil
+	}
+	return verdict.CheckFailed("not safe under concurrency: %s", strings.Join(findings, "; "))
+}
+
+// broken is what makes r's counters unable to judge head.
+func (r *Result) broken() []string {
+	var errs []string
+	for _, c := range r.Counters {
+		switch {
+		case c.Check.Exact():
+		case c.Check.WorkError != "":
+			errs = append(errs, fmt.Sprintf("%s counters: %s", c.Side, c.Check.WorkError))
+		case c.Side == side.Base:
+			// The mutex guards base's counters: if they came out wrong, the
+			// check is what is broken, and head's numbers prove nothing.
+			errs = append(errs, fmt.Sprintf("base counters: %s although base takes the statistics mutex: the check cannot judge head here", c.Check))
+		}
+	}
+	return errs
+}
+
+// Findings are what fails head, one line each; a Result with Errors has
+// its findings shown but not judged (Judge).
+func (r *Result) Findings() []string {
+	var failed []string
+	for _, c := range r.Counters {
+		if c.Side == side.Head && !c.Check.Exact() && c.Check.WorkError == "" {
+			failed = append(failed, fmt.Sprintf("head counters: %s", c.Check))
+		}
+	}
+	if r.HeadCrashed() {
+		signals, _ := r.ChildSignals(side.Head)
+		failed = append(failed, fmt.Sprintf("head's PHP crashed in Apache's child (%s) where base's did not", strings.Join(signals, ", ")))
+	}
+	if r.TSan != nil {
+		if n := len(r.TSan.Diff.New); n > 0 {
+			failed = append(failed, fmt.Sprintf("ThreadSanitizer: %s in the change's code, first %s", plural(n, "new data race report", "new data race reports"), r.TSan.Diff.New[0].Summary))
+		}
+	}
+	return failed
+}
+
+// String is the counter run's verdict in one line, as the stage's progress
+// and the check's messages say it.
+func (c CounterCheck) String() string {
+	if c.Exact() {
+		return fmt.Sprintf("%d/%d counters exact, 0 updates lost in %d requests", c.Counters, c.Counters, c.Requests)
+	}
+	var names []string
+	for i, o := range c.Off {
+		if i == 3 {
+			names = append(names, "…")
+			break
+		}
+		names = append(names, fmt.Sprintf("%s %d of %d", o.Name, o.Got, o.Expected))
+	}
+	return fmt.Sprintf("%s off in %d requests, %d short in all (%s)", plural(len(c.Off), "counter", "counters"), c.Requests, c.Lost, strings.Join(names, ", "))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -1,0 +1,147 @@
+package race
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/patchproof/patchproof/internal/side"
+	"github.com/patchproof/patchproof/verify/verdict"
+	"github.com/patchproof/patchproof/workloads/concurrency"
+)
+
+func counterCheck(grew int64, dbConns int64) CounterCheck {
+	return JudgeCounters(CounterRun{Requests: 10, PerRequest: map[string]int64{"a": 1, "b": 2}, Grew: map[string]int64{"a": grew, "b": 20}, DBConnections: dbConns, ConnsPerReq: 2})
+}
+
+// judged is a Result whose both sides' counters ran, their servers' logs
+// read, and whose TSan comparison found diff.
+func judged(base, head CounterCheck, diff RaceDiff) *Result {
+	return &Result{
+		Threads: 16,
+		Counters: []*Counters{
+			{Side: side.Base, Check: base, Run: &concurrency.Result{ChildSignalsRead: true}},
+			{Side: side.Head, Check: head, Run: &concurrency.Result{ChildSignalsRead: true}},
+		},
+		TSan: &TSan{Diff: diff},
+	}
+}
+
+// Judge is the check's every failing rule: what fails head is a
+// verdict.CheckFailed (exit 1), what breaks the check a plain error (exit
+// 2), recorded in Errors.
+func TestJudge(t *testing.T) {
+	exact, lost, work := counterCheck(10, 20), counterCheck(9, 20), counterCheck(10, 18)
+	race := Report{Kind: "data race", Summary: "data race ext/mysqlnd/mysqlnd_statistics.h:42 in add"}
+	for _, tt := range []struct {
+		name    string
+		r       *Result
+		want    string // the error's message, "" for a pass
+		failed  bool   // a failed check rather than an error
+		wantErr []string
+	}{
+		{name: "passed", r: judged(exact, exact, RaceDiff{})},
+		{name: "a race outside the change and one in both pass", r: judged(exact, exact, RaceDiff{NewElsewhere: []Report{race}, Both: []Report{race}})},
+		{name: "head lost updates", r: judged(exact, lost, RaceDiff{}),
+			want: "not safe under concurrency: head counters: 1 counter off in 10 requests, 1 short in all (a 9 of 10)", failed: true},
+		{name: "base lost updates: the check is broken", r: judged(lost, lost, RaceDiff{}),
+			want:    "base counters: 1 counter off in 10 requests, 1 short in all (a 9 of 10) although base takes the statistics mutex: the check cannot judge head here",
+			wantErr: []string{"base counters: 1 counter off in 10 requests, 1 short in all (a 9 of 10) although base takes the statistics mutex: the check cannot judge head here"}},
+		{name: "the load lost requests on head", r: judged(exact, work, RaceDiff{}),
+			want:    "head counters: the database server counted 18 connections, 10 requests open 20",
+			wantErr: []string{"head counters: the database server counted 18 connections, 10 requests open 20"}},
+		{name: "a new race in the change's code", r: judged(exact, exact, RaceDiff{New: []Report{race, race}}),
+			want: "not safe under concurrency: ThreadSanitizer: 2 new data race reports in the change's code, first data race ext/mysqlnd/mysqlnd_statistics.h:42 in add", failed: true},
+		{name: "every finding, in order", r: func() *Result {
+			r := judged(exact, lost, RaceDiff{New: []Report{race}})
+			r.Counters[1].Run.ChildSignals = []string{"Segmentation fault (11)"}
+			return r
+		}(),
+			want:   "not safe under concurrency: head counters: 1 counter off in 10 requests, 1 short in all (a 9 of 10); head's PHP crashed in Apache's child (Segmentation fault (11)) where base's did not; ThreadSanitizer: 1 new data race report in the change's code, first data race ext/mysqlnd/mysqlnd_statistics.h:42 in add",
+			failed: true},
+		{name: "a crash base has too passes", r: func() *Result {
+			r := judged(exact, exact, RaceDiff{})
+			r.Counters[0].Run.ChildSignals = []string{"Aborted (6)"}
+			r.Counters[1].Run.ChildSignals = []string{"Aborted (6)"}
+			return r
+		}()},
+		{name: "what could not be measured beats a finding", r: func() *Result {
+			r := judged(exact, lost, RaceDiff{})
+			r.TSan, r.Errors = nil, []string{"ThreadSanitizer: no TSan build of base"}
+			return r
+		}(), want: "ThreadSanitizer: no TSan build of base", wantErr: []string{"ThreadSanitizer: no TSan build of base"}},
+		{name: "measured errors first, then the broken check's", r: func() *Result {
+			r := judged(work, exact, RaceDiff{})
+			r.Errors = []string{"ThreadSanitizer: no TSan build of base"}
+			return r
+		}(), want: "ThreadSanitizer: no TSan build of base; base counters: the database server counted 18 connections, 10 requests open 20",
+			wantErr: []string{"ThreadSanitizer: no TSan build of base", "base counters: the database server counted 18 connections, 10 requests open 20"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Judge(tt.r)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Judge = %v, want nil", err)
+				}
+			} else {
+				if err == nil {
+					t.Fatalf("Judge = nil, want %q", tt.want)
+				}
+				msg := err.Error()
+				var ce *verdict.CheckError
+				if errors.As(err, &ce) {
+					msg = ce.Message
+				}
+				if msg != tt.want || errors.Is(err, verdict.ErrCheckFailed) != tt.failed {
+					t.Errorf("Judge = %q (check failed: %v), want %q (%v)", msg, errors.Is(err, verdict.ErrCheckFailed), tt.want, tt.failed)
+				}
+			}
+			if diff := cmp.Diff(tt.wantErr, tt.r.Errors); diff != "" {
+				t.Errorf("Errors (-want +got):\n%s", diff)
+			}
+			// Judging again changes nothing.
+			again := Judge(tt.r)
+			if (again == nil) != (err == nil) || (err != nil && again.Error() != err.Error()) {
+				t.Errorf("Judge again = %v, first %v", again, err)
+			}
+			if diff := cmp.Diff(tt.wantErr, tt.r.Errors); diff != "" {
+				t.Errorf("Errors after judging again (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestCounterCheckString(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		c    CounterCheck
+		want string
+	}{
+		{"exact", counterCheck(10, 20), "2/2 counters exact, 0 updates lost in 10 requests"},
+		{"lost", JudgeCounters(CounterRun{Requests: 10, PerRequest: map[string]int64{"a": 1, "b": 2}, Grew: map[string]int64{"a": 9, "b": 17}, DBConnections: 20, ConnsPerReq: 2}),
+			"2 counters off in 10 requests, 4 short in all (a 9 of 10, b 17 of 20)"},
+		{"more than three off", JudgeCounters(CounterRun{Requests: 1, PerRequest: map[string]int64{"a": 1, "b": 1, "c": 1, "d": 1}, Grew: map[string]int64{}, DBConnections: 0, ConnsPerReq: 0}),
+			"4 counters off in 1 requests, 4 short in all (a 0 of 1, b 0 of 1, c 0 of 1, …)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.c.String(); got != tt.want {
+				t.Errorf("String = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// Counters the load, not mysqlnd, got wrong are not a finding against head:
+// the database server's count says the requests did not all run.
+func TestFindingsLeaveTheLoadsFault(t *testing.T) {
+	work := counterCheck(9, 18)
+	r := judged(counterCheck(10, 20), work, RaceDiff{})
+	if f := r.Findings(); len(f) != 0 {
+		t.Errorf("Findings = %q, want none", f)
+	}
+	r.Counters[1].Check.WorkError = ""
+	if f := r.Findings(); len(f) != 1 {
+		t.Errorf("without the database server's word, Findings = %q, want head's counters", f)
+	}
+}
