@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/verify/codediff"
+	"github.com/patchproof/patchproof/verify/suites"
 	"github.com/patchproof/patchproof/verify/verdict"
 	"github.com/patchproof/patchproof/workloads/bench"
 )
@@ -115,9 +117,9 @@ type TargetResult struct {
 	Head     CommitRef         `json:"head"`
 	Trees    Trees             `json:"trees"`
 	Builds   []*builders.Build `json:"builds,omitempty"`
-	CodeDiff *CodeDiffResult   `json:"codediff,omitempty"`
+	CodeDiff *codediff.Result  `json:"codediff,omitempty"`
 	Backport *BackportResult   `json:"backport,omitempty"`
-	Tests    *TestsResult      `json:"tests,omitempty"`
+	Tests    *suites.Result    `json:"tests,omitempty"`
 	Bench    *bench.Result     `json:"bench,omitempty"`
 	Race     *RaceResult       `json:"race,omitempty"`
 	Errors   []string          `json:"errors,omitempty"`
