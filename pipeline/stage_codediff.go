@@ -2,9 +2,7 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/side"
@@ -19,10 +17,10 @@ type codediffStage struct{}
 func (codediffStage) String() string { return "codediff" }
 
 func (codediffStage) Run(ctx context.Context, r *Run) error {
-	var failures, errs []string
+	var judged []codediff.Target
 	compared := 0
 	for _, t := range r.Targets {
-		res := &results.CodeDiffResult{ExpectNTSNoop: r.Config.ExpectNTSNoop}
+		res := &codediff.Result{ExpectNTSNoop: r.Config.ExpectNTSNoop}
 		for _, v := range []builders.Variant{builders.NTS, builders.ZTS} {
 			base, head := t.build(side.Base, v), t.build(side.Head, v)
 			if base == nil || head == nil {
@@ -38,46 +36,20 @@ func (codediffStage) Run(ctx context.Context, r *Run) error {
 			fmt.Fprintf(r.Log, "%s %s: %s\n", t.Name, v, rep.Summary())
 			if v == builders.NTS {
 				res.NTS = rep
-				if r.Config.ExpectNTSNoop && !rep.AllIdentical() {
-					failures = append(failures, fmt.Sprintf("%s: NTS machine code changed: %s", t.Name, changedNames(rep)))
-				}
 			} else {
 				res.ZTS = rep
 			}
 		}
 		r.setTarget(t, func(tr *results.TargetResult) { tr.CodeDiff = res })
-		for _, e := range res.Errors {
-			errs = append(errs, t.Name+": "+e)
-		}
+		judged = append(judged, codediff.Target{Name: t.Name, Result: res})
 	}
 	// A target that could not be compared does not keep the others from
 	// being compared; it makes the stage an error once they all were.
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
+	if err := codediff.Judge(judged); err != nil {
+		return err
 	}
 	if compared == 0 {
 		return Skip("no base and head builds of the same variant")
 	}
-	if len(failures) > 0 {
-		return results.CheckFailed("%s", strings.Join(failures, "; "))
-	}
 	return nil
-}
-
-// changedNames lists what differs, as object:function.
-func changedNames(rep *codediff.Report) string {
-	var names []string
-	for _, c := range rep.Changed {
-		names = append(names, c.Object+":"+c.Name)
-	}
-	for _, a := range rep.Added {
-		names = append(names, "+"+a.Object+":"+a.Name)
-	}
-	for _, d := range rep.Removed {
-		names = append(names, "-"+d.Object+":"+d.Name)
-	}
-	if len(names) > 10 {
-		names = append(names[:10], fmt.Sprintf("and %d more", len(names)-10))
-	}
-	return strings.Join(names, ", ")
 }

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -110,21 +109,9 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 	}
 	g.Wait()
 
-	// A run that did not really exercise the server is infrastructure, not
-	// a pass.
-	var infra []string
-	for _, run := range runs {
-		if run == nil {
-			continue
-		}
-		if err := suites.Guard(run, suites.GuardOptions{}); err != nil {
-			infra = append(infra, err.Error())
-		}
-	}
-
-	var regressions, errs []string
+	var judged []suites.Target
 	for _, t := range r.Targets {
-		res := &results.TestsResult{Server: db.Version}
+		res := &suites.Result{Server: db.Version}
 		for i, j := range jobs {
 			if j.t != t {
 				continue
@@ -160,24 +147,12 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 				res.Errors = append(res.Errors, err.Error())
 				dc = c
 			}
-			res.Comparisons = append(res.Comparisons, &results.VariantComparison{Variant: builders.Variant(v), Comparison: dc})
-			for _, reg := range dc.Regressions {
-				regressions = append(regressions, fmt.Sprintf("%s %s: %s", t.Name, v, reg.Test))
-			}
+			res.Comparisons = append(res.Comparisons, &suites.VariantComparison{Variant: v, Comparison: dc})
 		}
 		r.setTarget(t, func(tr *results.TargetResult) { tr.Tests = res })
-		errs = append(errs, res.Errors...)
+		judged = append(judged, suites.Target{Name: t.Name, Result: res})
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
-	}
-	if len(infra) > 0 {
-		return errors.New(strings.Join(infra, "; "))
-	}
-	if len(regressions) > 0 {
-		return results.CheckFailed("%d tests regressed: %s", len(regressions), strings.Join(regressions, ", "))
-	}
-	return nil
+	return suites.Judge(judged)
 }
 
 // findRun is the run of t's build of a side and variant, nil when it did

@@ -35,7 +35,7 @@ func jobResult(target string, started time.Time, codediffStatus results.Status) 
 			Name: target, Repo: pipeline.DefaultRepo,
 			Base: results.CommitRef{Ref: target, Commit: strings.Repeat("1", 40)},
 			Head: results.CommitRef{Ref: "pull/4242/head", Commit: headSHA},
-			CodeDiff: &results.CodeDiffResult{ExpectNTSNoop: true, NTS: &codediff.Report{
+			CodeDiff: &codediff.Result{ExpectNTSNoop: true, NTS: &codediff.Report{
 				Objects: "ext/mysqlnd/*.o", Compared: 484, Identical: identical,
 			}},
 		}},

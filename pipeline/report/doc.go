@@ -3,6 +3,11 @@
 // $GITHUB_STEP_SUMMARY and the pull request's comment, and publishing it
 // there, with a commit status on the head commit that was validated.
 //
+// A target's part of the report is a walk over the ordered list of its
+// checks (checks in section.go): each check's result gives its overview
+// cell and its section (Section), so that the overview's columns and the
+// sections below keep one order.
+//
 // It reads Results only, so a results.json written by another job renders
 // the same as the run in hand, and the output depends on nothing else (no
 // clock, no map order): the golden tests check it byte for byte. The verdict

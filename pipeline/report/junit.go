@@ -79,7 +79,7 @@ func WriteJUnit(w io.Writer, rs []*results.Result) (bool, error) {
 	return true, err
 }
 
-func junitSuiteOf(target string, vc *results.VariantComparison, runs []*suites.RunResult) junitSuite {
+func junitSuiteOf(target string, vc *suites.VariantComparison, runs []*suites.RunResult) junitSuite {
 	c := vc.Comparison
 	s := junitSuite{Name: fmt.Sprintf("%s %s: %s vs %s", target, vc.Variant, c.Head, c.Base)}
 	byKind := map[string]suites.Change{}

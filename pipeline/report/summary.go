@@ -232,3 +232,14 @@ func checksRun(rs []*results.Result) (ran, notRun []string) {
 	}
 	return ran, notRun
 }
+
+// render writes a section made with summaryWriter's helpers to w.
+func render(w io.Writer, section func(p *summaryWriter)) error {
+	p := &summaryWriter{}
+	section(p)
+	if p.err != nil {
+		return p.err
+	}
+	_, err := io.WriteString(w, p.b.String())
+	return err
+}

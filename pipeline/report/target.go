@@ -3,7 +3,6 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"html"
 	"io"
 	"slices"
 	"strings"
@@ -11,38 +10,22 @@ import (
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/markdown"
 	"github.com/patchproof/patchproof/pipeline/results"
-	"github.com/patchproof/patchproof/verify/codediff"
-	"github.com/patchproof/patchproof/verify/suites"
 )
 
-// target is one target's section.
+// target is one target's section: how a backport's head came to be, then
+// a walk over its checks' sections, then what went wrong for the target
+// outside any check.
 func (p *summaryWriter) target(t results.JobTarget) {
 	p.f("### %s\n\n", markdown.Text(t.Name))
 	if t.Backport != nil {
 		p.backport(t.Backport)
 	}
-	if t.Backport == nil || t.Backport.Applied {
-		p.nts(t.CodeDiff)
-		p.zts(t.CodeDiff)
-		p.builds(t.Builds)
-		if t.Tests != nil {
-			// Suites that agree are a line in the overview; their tables
-			// are there for whoever wants them.
-			fold := !t.Tests.Regressed() && len(t.Tests.Errors) == 0
-			if fold {
-				p.f("<details><summary>Test suites: %s</summary>\n\n", testsCell(t.Tests))
-			}
-			p.tests(t.Tests)
-			if fold {
-				p.f("</details>\n\n")
-			}
+	for _, s := range sections(t) {
+		write := s.WriteSection
+		if c, ok := s.Section.(compactSection); ok && p.opt.compact {
+			write = c.WriteCompactSection
 		}
-		if t.Race != nil {
-			p.markdown(t.Race.WriteSection)
-		}
-		if t.Bench != nil {
-			p.markdown(t.Bench.WriteSection)
-		}
+		p.markdown(write)
 	}
 	if len(t.Errors) > 0 {
 		p.f("#### Errors\n\n")
@@ -78,101 +61,29 @@ func (p *summaryWriter) backport(bp *results.BackportResult) {
 	}
 }
 
-// tests is the test-suite comparison of each variant, base vs head.
-func (p *summaryWriter) tests(tr *results.TestsResult) {
-	for _, vc := range tr.Comparisons {
-		var runs []*suites.RunResult
-		for _, r := range tr.Runs {
-			if r.Build == vc.Comparison.Base || r.Build == vc.Comparison.Head {
-				runs = append(runs, r)
-			}
+// buildsSection is the builds of a target: a section of the report's own,
+// since a build is no verify package's check.
+type buildsSection []*builders.Build
+
+func (bs buildsSection) Cell() string {
+	if len(bs) == 0 {
+		return "none"
+	}
+	ok := 0
+	for _, b := range bs {
+		if b.OK {
+			ok++
 		}
-		p.markdown(func(w io.Writer) error { return suites.WriteMarkdown(w, vc.Comparison, runs) })
 	}
-	if len(tr.Comparisons) == 0 {
-		p.f("#### Test suites\n\nNot compared: no base and head run of the same variant.\n\n")
+	s := results.StatusPassed
+	if ok < len(bs) {
+		s = results.StatusFailed
 	}
-	for _, e := range tr.Errors {
-		p.f("> [!WARNING]\n> %s\n\n", markdown.Text(e))
-	}
-	if tr.Server != "" {
-		p.f("The suites ran against %s.\n\n", markdown.Text(tr.Server))
-	}
+	return fmt.Sprintf("%s %d/%d built", statusIcon(s), ok, len(bs))
 }
 
-func (p *summaryWriter) nts(cd *results.CodeDiffResult) {
-	p.f("#### NTS machine code\n\n")
-	if cd == nil {
-		p.f("Not compared: the codediff stage did not run for this target.\n\n")
-		return
-	}
-	for _, e := range cd.Errors {
-		p.f("> [!WARNING]\n> Not compared: %s\n\n", markdown.Text(e))
-	}
-	if cd.NTS == nil {
-		if len(cd.Errors) == 0 {
-			p.f("Not compared: no NTS build of both base and head.\n\n")
-		}
-		return
-	}
-	if cd.ExpectNTSNoop {
-		p.f("The verdict: with `--expect-nts-noop`, any changed, added or removed function fails the run.\n\n")
-	} else {
-		p.f("Information only (`--expect-nts-noop=false`).\n\n")
-	}
-	if !p.opt.compact {
-		p.markdown(cd.NTS.Markdown)
-		return
-	}
-	r := cd.NTS
-	p.f("**%s** (`%s`): %d changed, %d added, %d removed.\n\n", r.Summary(), r.Objects, len(r.Changed), len(r.Added), len(r.Removed))
-	p.funcList(r, 0)
-	if len(r.Changed) > 0 {
-		p.f("The disassembly diffs would not fit in a comment: they are in summary.md and results.json.\n\n")
-	}
-}
-
-// maxListed caps the functions listed by name in a section.
-const maxListed = 100
-
-func (p *summaryWriter) zts(cd *results.CodeDiffResult) {
-	if cd == nil || cd.ZTS == nil {
-		return
-	}
-	r := cd.ZTS
-	p.f("#### ZTS machine code\n\n")
-	p.f("Information: the functions the change touches under ZTS. %s.\n\n", r.Summary())
-	for _, w := range r.Warnings {
-		p.f("> warning: %s\n", markdown.Text(w))
-	}
-	p.blank()
-	if n := len(r.Changed) + len(r.Added) + len(r.Removed); n > 0 {
-		p.f("<details><summary>%s under ZTS</summary>\n\n", html.EscapeString(changeCounts(r)))
-		p.funcList(r, maxListed)
-		p.f("</details>\n\n")
-	}
-}
-
-// funcList lists the changed, added and removed functions of r by name, at
-// most max of them (0: all).
-func (p *summaryWriter) funcList(r *codediff.Report, max int) {
-	var lines []string
-	for _, d := range r.Changed {
-		lines = append(lines, fmt.Sprintf("- %s in %s (%d → %d bytes)", markdown.Code(d.Name), markdown.Code(d.Object), d.BaseSize, d.HeadSize))
-	}
-	for _, f := range r.Added {
-		lines = append(lines, fmt.Sprintf("- added: %s in %s (%d bytes)", markdown.Code(f.Name), markdown.Code(f.Object), f.Size))
-	}
-	for _, f := range r.Removed {
-		lines = append(lines, fmt.Sprintf("- removed: %s in %s (%d bytes)", markdown.Code(f.Name), markdown.Code(f.Object), f.Size))
-	}
-	if max > 0 && len(lines) > max {
-		lines = append(lines[:max], fmt.Sprintf("- and %d more (results.json has them all)", len(lines)-max))
-	}
-	for _, l := range lines {
-		p.f("%s\n", l)
-	}
-	p.blank()
+func (bs buildsSection) WriteSection(w io.Writer) error {
+	return render(w, func(p *summaryWriter) { p.builds(bs) })
 }
 
 // maxCompileErrors caps the compiler errors shown per failed build.
@@ -223,18 +134,4 @@ func (p *summaryWriter) builds(bs []*builders.Build) {
 		}
 		p.f("%s\n", markdown.CodeBlock("text", strings.Join(lines, "\n")))
 	}
-}
-
-// changeCounts is "2 changed", "2 changed, 1 added", ...
-func changeCounts(r *codediff.Report) string {
-	var parts []string
-	for _, c := range []struct {
-		n    int
-		what string
-	}{{len(r.Changed), "changed"}, {len(r.Added), "added"}, {len(r.Removed), "removed"}} {
-		if c.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
-		}
-	}
-	return strings.Join(parts, ", ")
 }

@@ -6,7 +6,9 @@ import (
 
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/verify/bench"
+	"github.com/patchproof/patchproof/verify/codediff"
 	"github.com/patchproof/patchproof/verify/race"
+	"github.com/patchproof/patchproof/verify/suites"
 	"github.com/patchproof/patchproof/verify/verdict"
 )
 
@@ -116,9 +118,9 @@ type TargetResult struct {
 	Head     CommitRef         `json:"head"`
 	Trees    Trees             `json:"trees"`
 	Builds   []*builders.Build `json:"builds,omitempty"`
-	CodeDiff *CodeDiffResult   `json:"codediff,omitempty"`
+	CodeDiff *codediff.Result  `json:"codediff,omitempty"`
 	Backport *BackportResult   `json:"backport,omitempty"`
-	Tests    *TestsResult      `json:"tests,omitempty"`
+	Tests    *suites.Result    `json:"tests,omitempty"`
 	Bench    *bench.Result     `json:"bench,omitempty"`
 	Race     *race.Result      `json:"race,omitempty"`
 	Errors   []string          `json:"errors,omitempty"`

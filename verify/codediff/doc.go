@@ -59,4 +59,13 @@
 // shows as one added line, not as every later line changed. The Report
 // marshals to JSON (its field names are part of results.json) and renders
 // Markdown.
+//
+// # The check
+//
+// This package is the machine-code check's one home. A Result is a
+// target's part of results.json: the NTS Report, which --expect-nts-noop
+// makes a verdict, and the ZTS one, information only. Judge applies the
+// check's rules to every target's Result; the Result's Cell and
+// WriteSection are its column and section of the report, and Information
+// the ZTS comparison's.
 package codediff

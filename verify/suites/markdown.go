@@ -11,11 +11,11 @@ import (
 	"github.com/patchproof/patchproof/internal/markdown"
 )
 
-// WriteMarkdown writes the test-suite section of the report: counts and
-// durations per build and suite, then the regressions with an excerpt of
+// writeComparison writes one variant's comparison in the test-suite
+// section: counts and durations per build and suite, then the regressions with an excerpt of
 // their diffs, the flakes, the fixes, the changed skips, the tests that ran
 // on one build only and the failures both builds share.
-func WriteMarkdown(w io.Writer, c Comparison, runs []*RunResult) error {
+func writeComparison(w io.Writer, c Comparison, runs []*RunResult) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "#### Test suites: %s vs %s\n\n", c.Base, c.Head)
 	writeCounts(bw, runs)

@@ -32,7 +32,7 @@ func realPair(t *testing.T) (base, head *RunResult) {
 	return base, head
 }
 
-func TestWriteMarkdown(t *testing.T) {
+func TestWriteComparison(t *testing.T) {
 	base, head := realPair(t)
 	c := Compare(base, head)
 	rerun := func(_ context.Context, build string, tests []string) (map[string]TestResult, error) {
@@ -54,16 +54,16 @@ func TestWriteMarkdown(t *testing.T) {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := WriteMarkdown(&buf, c, []*RunResult{base, head}); err != nil {
+	if err := writeComparison(&buf, c, []*RunResult{base, head}); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, filepath.Join("testdata", "report.md"), buf.Bytes())
 }
 
-func TestWriteMarkdownNoRegression(t *testing.T) {
+func TestWriteComparisonNoRegression(t *testing.T) {
 	r := loadRun(t, "run-healthy.json")
 	var buf bytes.Buffer
-	if err := WriteMarkdown(&buf, Compare(r, r), []*RunResult{r}); err != nil {
+	if err := writeComparison(&buf, Compare(r, r), []*RunResult{r}); err != nil {
 		t.Fatal(err)
 	}
 	golden.Check(t, filepath.Join("testdata", "report-same.md"), buf.Bytes())

@@ -1,9 +1,11 @@
 // Package suites judges runs of PHP's own test suites (run-tests.php) on two
-// builds of the same change: it owns the result model that goes into
-// results.json, the test-by-test comparison of base and head, the re-runs
+// builds of the same change, the test-suite check's one home: it owns the
+// check's part of results.json (Result: every build's runs and base vs head
+// per variant), the test-by-test comparison of base and head, the re-runs
 // that tell a regression from a flake, the guard that refuses a run in which
 // the tests did not really run (the database was unreachable, most tests
-// skipped), and the Markdown for the report.
+// skipped), Judge, which applies the check's rules, and the check's cell
+// and section of the report.
 //
 // Running the suites is workloads/phptests' job; this package only reads
 // what it produced.

@@ -124,12 +124,12 @@ func suiteRun(build string, fail ...string) *suites.RunResult {
 	return r
 }
 
-func testsResult(target string, variants ...builders.Variant) *results.TestsResult {
-	tr := &results.TestsResult{Server: "MariaDB 10.11.11 on 127.0.0.1:33061"}
+func testsResult(target string, variants ...builders.Variant) *suites.Result {
+	tr := &suites.Result{Server: "MariaDB 10.11.11 on 127.0.0.1:33061"}
 	for _, v := range variants {
 		base, head := suiteRun(fmt.Sprintf("%s-base-%s", target, v)), suiteRun(fmt.Sprintf("%s-head-%s", target, v))
 		tr.Runs = append(tr.Runs, base, head)
-		tr.Comparisons = append(tr.Comparisons, &results.VariantComparison{Variant: v, Comparison: suites.Compare(base, head)})
+		tr.Comparisons = append(tr.Comparisons, &suites.VariantComparison{Variant: string(v), Comparison: suites.Compare(base, head)})
 	}
 	return tr
 }
@@ -176,7 +176,7 @@ func Demo() *results.Result {
 				build("PHP-8.2", "head", builders.NTS, 38_200, false),
 				build("PHP-8.2", "head", builders.ZTS, 41_900, false),
 			},
-			CodeDiff: &results.CodeDiffResult{NTS: NTSReport(), ZTS: ztsReport(), ExpectNTSNoop: true},
+			CodeDiff: &codediff.Result{NTS: NTSReport(), ZTS: ztsReport(), ExpectNTSNoop: true},
 			Tests:    testsResult("PHP-8.2", builders.NTS, builders.ZTS),
 			Race:     RaceResult(false),
 		}},
@@ -296,7 +296,7 @@ func Failing() *results.Result {
 				build("master", "base", builders.ZTS, 2_900, true),
 				broken,
 			},
-			CodeDiff: &results.CodeDiffResult{NTS: NTSReport(changed), ExpectNTSNoop: true},
+			CodeDiff: &codediff.Result{NTS: NTSReport(changed), ExpectNTSNoop: true},
 			Tests:    tr,
 		}},
 		Stages: []*results.StageResult{
@@ -335,7 +335,7 @@ func Backport() *results.Result {
 					build("PHP-8.5", "base", builders.NTS, 240_000, false),
 					build("PHP-8.5", "head", builders.NTS, 35_000, false),
 				},
-				CodeDiff: &results.CodeDiffResult{NTS: NTSReport(), ExpectNTSNoop: true},
+				CodeDiff: &codediff.Result{NTS: NTSReport(), ExpectNTSNoop: true},
 				Backport: &results.BackportResult{From: "master", FromCommit: PRHead, Branch: "PHP-8.5", Applied: true, Commit: "5f60718293a4b5c6d7e8f9012345678901abcdef"},
 			},
 		},

@@ -1,0 +1,82 @@
+package suites
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/patchproof/patchproof/internal/markdown"
+	"github.com/patchproof/patchproof/verify/verdict"
+)
+
+// Cell is the test-suite check in the report's overview: regressions over
+// every variant compared, flakes, and what could not be run.
+func (r *Result) Cell() string {
+	if len(r.Comparisons) == 0 {
+		return verdict.Error.Icon() + " not compared"
+	}
+	regressions, flakes := 0, 0
+	var variants []string
+	for _, vc := range r.Comparisons {
+		regressions += len(vc.Comparison.Regressions)
+		flakes += len(vc.Comparison.Flakes)
+		variants = append(variants, vc.Variant)
+	}
+	var s string
+	if regressions > 0 {
+		s = verdict.Failed.Icon() + " " + count(regressions, "regression", "regressions")
+	} else {
+		s = verdict.Passed.Icon() + " no regression"
+	}
+	s += " (" + strings.Join(variants, ", ") + ")"
+	if flakes > 0 {
+		s += ", " + count(flakes, "flake", "flakes")
+	}
+	if len(r.Errors) > 0 {
+		s += ", " + verdict.Error.Icon() + " " + count(len(r.Errors), "error", "errors")
+	}
+	return s
+}
+
+// WriteSection writes each variant's comparison, base vs head, with the
+// counts of the runs compared, then what could not be run and the server
+// the suites ran against. Suites that agree are a line in the overview:
+// their section is folded for whoever wants the tables.
+func (r *Result) WriteSection(w io.Writer) error {
+	var b strings.Builder
+	fold := !r.Regressed() && len(r.Errors) == 0
+	if fold {
+		fmt.Fprintf(&b, "<details><summary>Test suites: %s</summary>\n\n", r.Cell())
+	}
+	for _, vc := range r.Comparisons {
+		var runs []*RunResult
+		for _, run := range r.Runs {
+			if run.Build == vc.Comparison.Base || run.Build == vc.Comparison.Head {
+				runs = append(runs, run)
+			}
+		}
+		// writeComparison ends its every block with a blank line.
+		if err := writeComparison(&b, vc.Comparison, runs); err != nil {
+			return err
+		}
+	}
+	if len(r.Comparisons) == 0 {
+		b.WriteString("#### Test suites\n\nNot compared: no base and head run of the same variant.\n\n")
+	}
+	for _, e := range r.Errors {
+		fmt.Fprintf(&b, "> [!WARNING]\n> %s\n\n", markdown.Text(e))
+	}
+	if r.Server != "" {
+		fmt.Fprintf(&b, "The suites ran against %s.\n\n", markdown.Text(r.Server))
+	}
+	if fold {
+		b.WriteString("</details>\n\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// count is "1 regression", "2 regressions".
+func count(n int, one, many string) string {
+	return fmt.Sprintf("%d %s", n, plural(n, one, many))
+}
