@@ -3,13 +3,16 @@
 // module the benchmark loads, and the logs. Builds use the official Docker
 // image's compiler flags, run through an Executor (this host, or a Docker
 // container), and are cached by what determines their output. A cache entry
-// records the digests of the php and module it holds and is verified before
-// it is used (a rejected entry is rebuilt, with a warning); a finished entry
-// is read-only.
+// records the digests of every file a later stage reads from it (the php
+// and module, the object files, the tests) and is verified before it is
+// used (a rejected entry is rebuilt, with a warning); a finished entry is
+// read-only. A pull request's build (an untrusted Spec) reads the shared
+// ccache and never writes it: see ccacheSetup.
 package builders
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -46,6 +49,10 @@ type Spec struct {
 	// Makefile compiles, after configure and before make: the total for a
 	// progress display. A cached build runs neither and never calls it.
 	Objects func(total int)
+	// Trusted says the tree is the upstream repository's (a base, also of
+	// a backport target), not a pull request's (a head): only a trusted
+	// build writes the shared ccache. The zero value is the safe one.
+	Trusted bool
 }
 
 // Build is a finished (or failed) build. It is part of results.json.
@@ -72,8 +79,10 @@ type Build struct {
 	Errors        []CompileError `json:"errors,omitempty"`
 	Failure       string         `json:"failure,omitempty"`
 	// Digests are the SHA-256 of what the build produced ("sha256:HEX"),
-	// by path in Dir: sapi/cli/php, and libs/libphp.so when built. A
-	// cached entry is used only while they match.
+	// by path in Dir: sapi/cli/php, libs/libphp.so when built, and
+	// patchproof-files.json, the digests of every file a later stage
+	// reads (object files, modules, the tests). A cached entry is used only
+	// while they all match.
 	Digests map[string]string `json:"digests,omitempty"`
 	// Warnings say why this build was made although the cache held an
 	// entry for it.
@@ -99,6 +108,9 @@ type Builder struct {
 	CacheDir string // builds land in CacheDir/builds/KEY, ccache in CacheDir/ccache
 	Apxs     string // apxs2 for ZTS builds of the Apache module; "" for none
 	CCache   bool   // compile through ccache
+	// CCacheMaxSize is the size in bytes trusted builds keep the shared
+	// ccache under; 0 means DefaultCCacheMaxSize.
+	CCacheMaxSize int64
 }
 
 // Key is the build cache key: everything that decides a build's output.
@@ -174,13 +186,8 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 		}
 	}
 
-	// Build dirs of this key are made only under its lock, so any we find
-	// are a killed run's: a whole php-src build each, never otherwise removed.
-	leftovers, _ := filepath.Glob(filepath.Join(root, key+".tmp-*"))
-	for _, l := range leftovers {
-		if err := os.RemoveAll(l); err != nil {
-			return nil, fmt.Errorf("build %s: remove a killed build's %s: %w", s.Label, l, err)
-		}
+	if err := removeDeadBuilds(root, key, s.Log); err != nil {
+		return nil, fmt.Errorf("build %s: %w", s.Label, err)
 	}
 	start := time.Now()
 	tmp, err := os.MkdirTemp(root, key+".tmp-")
@@ -210,9 +217,25 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	// hashes the locale, and configure puts uname -a, host name included,
 	// into php_config.h, which every file includes.
 	env := append([]string{"LC_ALL=C", "LANG=C", "LC_CTYPE=C", "LC_MESSAGES=C", "PHP_UNAME=" + unameForBuild()}, Env(s.Variant)...)
+	var mounts []Mount
 	if b.CCache {
-		env = append(env, "CC=ccache gcc", "CCACHE_DIR="+filepath.Join(b.CacheDir, "ccache"),
-			"CCACHE_BASEDIR="+tmp, "CCACHE_NOHASHDIR=1")
+		shared := filepath.Join(b.CacheDir, ccacheDir)
+		ccEnv, ccMounts, err := ccacheSetup(shared, tmp, s.Trusted)
+		if err != nil {
+			return nil, fmt.Errorf("build %s: %w", s.Label, err)
+		}
+		// A container's bind of a missing directory would make it, as root.
+		if err := os.MkdirAll(shared, 0o755); err != nil {
+			return nil, fmt.Errorf("build %s: %w", s.Label, err)
+		}
+		env, mounts = append(env, ccEnv...), ccMounts
+		if s.Trusted {
+			defer func() {
+				if err := pruneCCache(shared, cmp.Or(b.CCacheMaxSize, DefaultCCacheMaxSize)); err != nil {
+					fmt.Fprintf(s.Log, "warning: %v\n", err)
+				}
+			}()
+		}
 	}
 	logFile, err := os.Create(filepath.Join(tmp, "patchproof-build.log"))
 	if err != nil {
@@ -222,7 +245,7 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	log := &errorScanner{w: io.MultiWriter(logFile, s.Log), root: tmp}
 	run := func(step string, argv ...string) (runErr, execErr error) {
 		fmt.Fprintf(s.Log, "\n### %s: %s\n", step, strings.Join(argv, " "))
-		return b.Exec.Exec(ctx, Cmd{Dir: tmp, Args: argv, Env: env, Output: log})
+		return b.Exec.Exec(ctx, Cmd{Dir: tmp, Args: argv, Env: env, Output: log, Mounts: mounts})
 	}
 	if _, err := os.Stat(filepath.Join(tmp, "configure")); err != nil {
 		if runErr, execErr := run("buildconf", "./buildconf", "--force"); execErr != nil {
@@ -285,6 +308,11 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 		}
 	}
 
+	// The build's own ccache is no part of it: an untrusted build's is what
+	// no other build may read. It may have made it unwritable.
+	if err := removeEntry(filepath.Join(tmp, ownCCacheDir)); err != nil {
+		return nil, fmt.Errorf("build %s: remove its own ccache: %w", s.Label, err)
+	}
 	res.OK = true
 	res.Dir = dir
 	res.PHP = filepath.Join(dir, phpPath)
@@ -296,6 +324,12 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	if res.Digests, err = digests(tmp, produced); err != nil {
 		return nil, fmt.Errorf("build %s: %w", s.Label, err)
 	}
+	files, err := recordFiles(tmp)
+	if err != nil {
+		// Such as a symlink among the objects: the tree's doing.
+		return fail("record digests", err)
+	}
+	res.Digests[filesFile] = files
 	res.BuildLog = filepath.Join(dir, "patchproof-build.log")
 	res.DurationMS = time.Since(start).Milliseconds()
 	if err := writeBuild(tmp, res); err != nil {
@@ -378,9 +412,15 @@ func verifyEntry(root *os.Root, dir string, b *Build) error {
 			return fmt.Errorf("no digest of %s", rel)
 		}
 	}
+	files, ok := b.Digests[filesFile]
+	if !ok {
+		return errNoFiles
+	}
 	rels := make([]string, 0, len(b.Digests))
 	for rel := range b.Digests {
-		rels = append(rels, rel)
+		if rel != filesFile {
+			rels = append(rels, rel)
+		}
 	}
 	slices.Sort(rels)
 	for _, rel := range rels {
@@ -391,6 +431,44 @@ func verifyEntry(root *os.Root, dir string, b *Build) error {
 		if want := b.Digests[rel]; got != want {
 			return fmt.Errorf("%s has digest %s, the entry recorded %s", rel, got, want)
 		}
+	}
+	return verifyFiles(root, files)
+}
+
+// tmpDir matches a build being made: KEY.tmp-RANDOM, in the builds dir.
+var tmpDir = regexp.MustCompile(`^([0-9a-f]{24})\.tmp-[0-9]+$`)
+
+// removeDeadBuilds removes what killed builds left in root: a whole source
+// copy and its build each, otherwise never removed. A KEY.tmp-* dir is made
+// and written only under KEY's lock, so one whose lock no one holds is a
+// dead build's; key's is, as its lock is the caller's. A leftover of
+// another key that cannot be removed is only logged: another build's mess
+// does not fail this one.
+func removeDeadBuilds(root, key string, log io.Writer) error {
+	ents, err := os.ReadDir(root)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, e := range ents {
+		m := tmpDir.FindStringSubmatch(e.Name())
+		if m == nil {
+			continue
+		}
+		p := filepath.Join(root, e.Name())
+		if m[1] == key {
+			if err := removeEntry(p); err != nil {
+				return fmt.Errorf("remove a killed build's %s: %w", p, err)
+			}
+			continue
+		}
+		unlock, ok, err := cachedir.TryLock(filepath.Join(root, m[1]+".lock"))
+		if err != nil || !ok {
+			continue // being built; or a lock that cannot be taken is a writer's for all we know
+		}
+		if err := removeEntry(p); err != nil {
+			fmt.Fprintf(log, "warning: remove a killed build's %s: %v\n", p, err)
+		}
+		unlock()
 	}
 	return nil
 }

@@ -19,37 +19,58 @@ import (
 
 // fakeTree writes a source tree shaped like a release tarball whose
 // configure and Makefile are tiny: make compiles main.c with the real gcc
-// and writes a sapi/cli/php script that answers -v and -m like PHP. Every
+// (into main.o and, as php-src's would be, ext/mysqlnd/mysqlnd.o) and
+// writes a sapi/cli/php script that answers -v and -m like PHP. Every
 // configure run appends to COUNT, so a test can tell whether a build ran.
 func fakeTree(t *testing.T, mainC string) string {
 	t.Helper()
-	dir := t.TempDir()
-	files := map[string]string{
-		"configure": `#!/bin/sh
+	return writeTree(t, map[string]string{
+		"configure": fakeConfigure,
+		"Makefile": `include Makefile.vars
+all: main.lo
+` + fakePHPRecipe + `	if [ $(TS) = ZTS ]; then mkdir -p libs && cp main.o libs/libphp.so; fi
+	mkdir -p ext/mysqlnd && cp main.o ext/mysqlnd/mysqlnd.o
+main.lo: main.c
+	$(CC) -c $(CFLAGS) main.c -o main.o
+	touch main.lo
+`,
+		"main.c":                    mainC,
+		"ext/mysqli/tests/001.phpt": "--TEST--\nfake\n--FILE--\n<?php echo 1;\n--EXPECT--\n1\n",
+	})
+}
+
+// fakeConfigure is a fake tree's configure: it records its arguments,
+// counts its runs in COUNT, and tells make the build's thread safety.
+const fakeConfigure = `#!/bin/sh
 echo "$@" > configure.args
 echo configured >> "$COUNT"
 ts=NTS
 case "$*" in *--enable-zts*) ts=ZTS;; esac
 echo "TS=$ts" > Makefile.vars
-`,
-		"Makefile": `include Makefile.vars
-all: main.lo
-	mkdir -p sapi/cli
+`
+
+// fakePHPRecipe is the recipe lines that write a fake tree's php: a script
+// that answers -v and -m like PHP.
+const fakePHPRecipe = `	mkdir -p sapi/cli
 	printf '#!/bin/sh\ncase "$$2" in -v) echo "PHP 8.2.99 (cli) ($(TS))";; -m) printf "[PHP Modules]\\nCore\\nmysqli\\nmysqlnd\\nPDO\\npdo_mysql\\n";; esac\n' > sapi/cli/php
 	chmod +x sapi/cli/php
-	if [ $(TS) = ZTS ]; then mkdir -p libs && cp main.o libs/libphp.so; fi
-main.lo: main.c
-	$(CC) -c $(CFLAGS) main.c -o main.o
-	touch main.lo
-`,
-		"main.c": mainC,
-	}
+`
+
+// writeTree writes files (by slash-separated path) into a new directory;
+// configure and any file ending in "cc" are executable.
+func writeTree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
 	for name, body := range files {
 		mode := os.FileMode(0o644)
-		if name == "configure" {
+		if name == "configure" || strings.HasSuffix(name, "cc") {
 			mode = 0o755
 		}
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), mode); err != nil {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), mode); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -261,38 +282,74 @@ func TestBuildLockWaitHonoursContext(t *testing.T) {
 	}
 }
 
-// TestBuildRemovesKilledBuildsDir: a killed build's temporary dir for the
-// same key (made under the key's lock, so nobody else's) is removed by the
-// next build of that key; another key's is left alone.
-func TestBuildRemovesKilledBuildsDir(t *testing.T) {
+// TestBuildRemovesKilledBuildsDirs: any build removes the temporary dirs
+// of dead builds, of its own key and of others: one whose key's lock no one
+// holds (its writer is gone), even where the killed build made its dirs
+// unwritable. A dir whose key is being built, and anything not named like a
+// build's dir, are left alone.
+func TestBuildRemovesKilledBuildsDirs(t *testing.T) {
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("gcc not installed")
 	}
 	t.Setenv("COUNT", filepath.Join(t.TempDir(), "count"))
 	cache := cacheDir(t)
+	builds := filepath.Join(cache, "builds")
 	b := &Builder{Exec: &Host{}, CacheDir: cache}
 	spec := Spec{Label: "base/nts", Source: fakeTree(t, "int main(void) { return 0; }\n"), TreeHash: "tree1", Variant: NTS, Profile: ProfileMySQL, Jobs: 1}
 	key, _, err := b.Key(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	killed := filepath.Join(cache, "builds", key+".tmp-123", "main.o")
-	other := filepath.Join(cache, "builds", "otherkey.tmp-456", "main.o")
-	for _, f := range []string{killed, other} {
-		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+	const dead, live, locked = "0123456789abcdef01234567", "89abcdef0123456789abcdef", "fedcba9876543210fedcba98"
+	// A build of live is under way: this test holds its lock, as another
+	// process would. locked's lock file was left by a dead holder: the
+	// kernel dropped its flock.
+	unlock, err := cachedir.Lock(filepath.Join(builds, live+".lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if err := os.WriteFile(filepath.Join(builds, locked+".lock"), []byte("4242 2024-01-01T00:00:00Z\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	leftovers := []struct {
+		dir      string
+		readOnly bool // the killed build left it unwritable
+		removed  bool
+	}{
+		{dir: key + ".tmp-123", removed: true},
+		{dir: dead + ".tmp-456", removed: true},
+		{dir: dead + ".tmp-789", readOnly: true, removed: true},
+		{dir: locked + ".tmp-1", removed: true},
+		{dir: live + ".tmp-2", removed: false},
+		{dir: "notakey.tmp-3", removed: false},
+		{dir: dead + ".tmp-x", removed: false},
+	}
+	for _, tt := range leftovers {
+		sub := filepath.Join(builds, tt.dir, "sub")
+		if err := os.MkdirAll(sub, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(f, []byte("partial"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(sub, "main.o"), []byte("partial"), 0o644); err != nil {
 			t.Fatal(err)
+		}
+		if tt.readOnly {
+			if err := makeReadOnly(filepath.Join(builds, tt.dir)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
+	var log bytes.Buffer
+	spec.Log = &log
 	if _, err := b.Build(context.Background(), spec); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Dir(killed)); !os.IsNotExist(err) {
-		t.Errorf("a killed build's %s survived: %v", filepath.Dir(killed), err)
-	}
-	if _, err := os.Stat(other); err != nil {
-		t.Errorf("another key's build dir was removed: %v", err)
+	for _, tt := range leftovers {
+		t.Run(tt.dir, func(t *testing.T) {
+			_, err := os.Stat(filepath.Join(builds, tt.dir))
+			if gone := os.IsNotExist(err); gone != tt.removed {
+				t.Errorf("removed %v (%v), want %v; log:\n%s", gone, err, tt.removed, log.String())
+			}
+		})
 	}
 }

@@ -155,6 +155,91 @@ func TestCacheEntryVerified(t *testing.T) {
 			why: "no digest of sapi/cli/php",
 		},
 		{
+			// codediff would compare the planted object, and pass.
+			name: "object file replaced",
+			tamper: func(t *testing.T, entry, evil string) {
+				if err := os.WriteFile(filepath.Join(entry, "ext/mysqlnd/mysqlnd.o"), []byte("planted"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
+			why: "ext/mysqlnd/mysqlnd.o has digest sha256:",
+		},
+		{
+			name: "object file added",
+			tamper: func(t *testing.T, entry, evil string) {
+				if err := os.WriteFile(filepath.Join(entry, "ext/mysqlnd/mysqlnd_evil.o"), []byte("planted"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
+			why: "ext/mysqlnd/mysqlnd_evil.o is not a file the build made",
+		},
+		{
+			name: "object file removed",
+			tamper: func(t *testing.T, entry, evil string) {
+				if err := os.Remove(filepath.Join(entry, "ext/mysqlnd/mysqlnd.o")); err != nil {
+					t.Fatal(err)
+				}
+			},
+			why: "digest ext/mysqlnd/mysqlnd.o: ",
+		},
+		{
+			name: "object file a symlink out of the entry",
+			tamper: func(t *testing.T, entry, evil string) {
+				o := filepath.Join(entry, "ext/mysqlnd/mysqlnd.o")
+				if err := os.Remove(o); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink(filepath.Join(evil, "libphp.so"), o); err != nil {
+					t.Fatal(err)
+				}
+			},
+			why: "digest ext/mysqlnd/mysqlnd.o: a symlink, not a regular file",
+		},
+		{
+			name: "test replaced",
+			tamper: func(t *testing.T, entry, evil string) {
+				if err := os.WriteFile(filepath.Join(entry, "ext/mysqli/tests/001.phpt"), []byte("--TEST--\nx\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
+			why: "ext/mysqli/tests/001.phpt has digest sha256:",
+		},
+		{
+			name: "the list of files rewritten with the planted object's digest",
+			tamper: func(t *testing.T, entry, evil string) {
+				o := filepath.Join(entry, "ext/mysqlnd/mysqlnd.o")
+				if err := os.WriteFile(o, []byte("planted"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				p := filepath.Join(entry, filesFile)
+				data, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := map[string]string{}
+				if err := json.Unmarshal(data, &m); err != nil {
+					t.Fatal(err)
+				}
+				m["ext/mysqlnd/mysqlnd.o"] = sha256File(t, o)
+				if data, err = json.Marshal(m); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(p, data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			},
+			why: filesFile + " has digest sha256:",
+		},
+		{
+			name: "no digest of the list of files (an entry of an older patchproof)",
+			tamper: func(t *testing.T, entry, evil string) {
+				editBuild(t, entry, func(m map[string]any) {
+					delete(m["digests"].(map[string]any), filesFile)
+				})
+			},
+			why: "no digest of " + filesFile,
+		},
+		{
 			name: "the entry a symlink to a copy outside the cache",
 			tamper: func(t *testing.T, entry, evil string) {
 				copy := filepath.Join(evil, "entry")
@@ -273,5 +358,38 @@ func TestCacheEntryReadOnly(t *testing.T) {
 	}
 	if fi, err := os.Stat(res.PHP); err != nil || fi.Mode().Perm() != 0o555 {
 		t.Errorf("php is %v (%v), want -r-xr-xr-x", fi.Mode(), err)
+	}
+}
+
+// The files a cache entry records the digests of: what a later stage
+// reads, not the source tree the build was made from.
+func TestReadLater(t *testing.T) {
+	for _, tt := range []struct {
+		rel  string
+		want bool
+	}{
+		{"ext/mysqlnd/mysqlnd.o", true},
+		{"main/snprintf.o", true},
+		{"ext/mysqlnd/.libs/mysqlnd.o", true},
+		{"sapi/cli/php", true},
+		{"libs/libphp.so", true},
+		{"modules/mysqli.so", true},
+		{"run-tests.php", true},
+		{"main/php_version.h", true},
+		{"ext/mysqli/tests/connect.inc", true},
+		{"ext/pdo/tests/pdo_test.inc", true},
+		{"ext/pdo_mysql/tests/common.phpt", true},
+		{"ext/mysqlnd/mysqlnd.c", false},
+		{"ext/mysqlnd/mysqlnd.lo", false},
+		{"Zend/tests/bug1.phpt", false},
+		{"configure", false},
+		{buildFile, false},
+		{filesFile, false},
+	} {
+		t.Run(tt.rel, func(t *testing.T) {
+			if got := readLater(tt.rel); got != tt.want {
+				t.Errorf("readLater(%q) = %v, want %v", tt.rel, got, tt.want)
+			}
+		})
 	}
 }

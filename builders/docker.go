@@ -12,16 +12,16 @@ import (
 )
 
 // Docker runs commands in containers of a build image, through the Docker
-// Engine API. A command's directory (the build being made) and Mounts are
-// bound read-write at the same path inside, so a build directory has one
-// name on both sides, and nothing else of the host is: not the cache's
-// other builds, which a build could otherwise change. Every container is
-// removed on every exit path.
+// Engine API. A command's directory (the build being made) is bound
+// read-write at the same path inside, so a build directory has one name on
+// both sides, and so are the command's Mounts, read-only where they say so
+// (the shared ccache, for a build of untrusted code). Nothing else of the
+// host is: not the cache's other builds, which a build could otherwise
+// change. Every container is removed on every exit path.
 type Docker struct {
 	Client *client.Client
-	Image  string   // the build image's ID or reference
-	Mounts []string // host directories bound read-write besides the command's (ccache's)
-	User   string   // uid:gid to run as; "" for the image's default
+	Image  string // the build image's ID or reference
+	User   string // uid:gid to run as; "" for the image's default
 	// Labels are added to every container, beside patchproof=build, which
 	// the runners' clean-up step looks for.
 	Labels map[string]string
@@ -66,8 +66,8 @@ func (d *Docker) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 	if c.Dir != "" {
 		spec.Binds = append(spec.Binds, docker.Bind{Path: c.Dir})
 	}
-	for _, m := range d.Mounts {
-		spec.Binds = append(spec.Binds, docker.Bind{Path: m})
+	for _, m := range c.Mounts {
+		spec.Binds = append(spec.Binds, docker.Bind{Path: m.Path, ReadOnly: m.ReadOnly})
 	}
 	code, err := docker.Run(ctx, d.Client, spec, c.Output)
 	if err != nil {

@@ -91,7 +91,6 @@ func TestDockerExec(t *testing.T) {
 func TestDockerBuild(t *testing.T) {
 	cache := cacheDir(t)
 	d := dockerForTest(t, testCache(t))
-	d.Mounts = []string{cache}
 	b := &Builder{Exec: d, CacheDir: cache, CCache: true}
 	src := fakeTree(t, "int main(void) { return 0; }\n")
 	res, err := b.Build(context.Background(), Spec{Label: "base/zts", Source: src, TreeHash: "t", Variant: ZTS, Profile: ProfileMySQL})
@@ -106,32 +105,55 @@ func TestDockerBuild(t *testing.T) {
 	}
 }
 
-// A command in a build container writes its own directory and ccache's,
-// and cannot reach the cache's other builds: they are not in the
-// container at all.
+// A command in a build container writes its own directory, and the shared
+// ccache only when its tree is trusted; it cannot reach the cache's other
+// builds: they are not in the container at all.
 func TestDockerExecSeesOnlyItsBuild(t *testing.T) {
-	cache := t.TempDir()
-	ccache, mine, other := filepath.Join(cache, "ccache"), filepath.Join(cache, "builds", "mine.tmp-1"), filepath.Join(cache, "builds", "other")
-	for _, d := range []string{ccache, mine, other} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	os.WriteFile(filepath.Join(other, "php"), []byte("trusted\n"), 0o755)
 	d := dockerForTest(t, testCache(t))
-	d.Mounts = []string{ccache}
-	script := `touch ok ` + ccache + `/ok; echo poison > ` + other + `/php 2>/dev/null; ls ` + other + ` >/dev/null 2>&1 && echo "other visible" || echo "other not visible"`
-	var out bytes.Buffer
-	runErr, execErr := d.Exec(context.Background(), Cmd{Dir: mine, Args: []string{"sh", "-c", script}, Output: &out})
-	if runErr != nil || execErr != nil {
-		t.Fatalf("%v %v: %s", runErr, execErr, out.String())
-	}
-	for _, f := range []string{filepath.Join(mine, "ok"), filepath.Join(ccache, "ok")} {
-		if _, err := os.Stat(f); err != nil {
-			t.Errorf("the build could not write %s: %v", f, err)
-		}
-	}
-	if b, _ := os.ReadFile(filepath.Join(other, "php")); string(b) != "trusted\n" || !strings.Contains(out.String(), "other not visible") {
-		t.Errorf("another build: %q, the container said %q", b, out.String())
+	for _, tt := range []struct {
+		name        string
+		trusted     bool
+		writeShared bool
+	}{
+		{"untrusted", false, false},
+		{"trusted", true, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cache := t.TempDir()
+			shared, mine, other := filepath.Join(cache, ccacheDir), filepath.Join(cache, "builds", "mine.tmp-1"), filepath.Join(cache, "builds", "other")
+			for _, dir := range []string{shared, mine, other} {
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.WriteFile(filepath.Join(other, "php"), []byte("trusted\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			env, mounts, err := ccacheSetup(shared, mine, tt.trusted)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The attack of a hostile Makefile: into the shared ccache by hand,
+			// at the path its remote storage setting names.
+			script := `touch ok; mkdir -p "$CCACHE_DIR" && touch "$CCACHE_DIR/own"; ` +
+				`dir=${CCACHE_REMOTE_STORAGE#file:}; dir=${dir%%|*}; echo poison > "$dir/entry" 2>/dev/null; ` +
+				`echo poison > ` + other + `/php 2>/dev/null; ls ` + other + ` >/dev/null 2>&1 && echo "other visible" || echo "other not visible"`
+			var out bytes.Buffer
+			runErr, execErr := d.Exec(context.Background(), Cmd{Dir: mine, Args: []string{"sh", "-c", script}, Env: env, Mounts: mounts, Output: &out})
+			if runErr != nil || execErr != nil {
+				t.Fatalf("%v %v: %s", runErr, execErr, out.String())
+			}
+			for _, f := range []string{filepath.Join(mine, "ok"), filepath.Join(mine, ownCCacheDir, "own")} {
+				if _, err := os.Stat(f); err != nil {
+					t.Errorf("the build could not write %s: %v", f, err)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(shared, "entry")); (err == nil) != tt.writeShared {
+				t.Errorf("wrote the shared ccache: %v, want %v", err == nil, tt.writeShared)
+			}
+			if b, _ := os.ReadFile(filepath.Join(other, "php")); string(b) != "trusted\n" || !strings.Contains(out.String(), "other not visible") {
+				t.Errorf("another build: %q, the container said %q", b, out.String())
+			}
+		})
 	}
 }

@@ -18,6 +18,16 @@ type Cmd struct {
 	Args   []string // program and arguments
 	Env    []string // added to the executor's base environment
 	Output io.Writer
+	// Mounts are the host directories the command needs besides Dir (the
+	// shared ccache): a container binds each at the same path, read-only
+	// where it says so; on the host they are there as they are.
+	Mounts []Mount
+}
+
+// Mount is a host directory a Cmd needs.
+type Mount struct {
+	Path     string
+	ReadOnly bool
 }
 
 // An Executor runs build commands somewhere: on this host, or in a

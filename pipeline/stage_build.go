@@ -56,6 +56,8 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 						TreeHash: c.TreeHash.String(),
 						Variant:  v,
 						Profile:  builders.Profile(r.Config.Profile),
+						// A head is the PR's code, on a backport target too.
+						Trusted: s == side.Base,
 					}})
 				}
 			}
@@ -183,13 +185,10 @@ func newBuilder(ctx context.Context, r *Run) (*builders.Builder, error) {
 		if err != nil {
 			return nil, err
 		}
-		// The build's own directory and ccache's, nothing else of the
-		// cache: the other builds are out of the code under test's reach.
-		ccache := filepath.Join(r.Cache, "ccache")
-		if err := os.MkdirAll(ccache, 0o755); err != nil {
-			return nil, err
-		}
-		d := &builders.Docker{Client: c, Image: img, Mounts: []string{ccache}, User: docker.User(), Labels: docker.Labels("build")}
+		// A build container binds its own directory and the shared ccache
+		// (read-only for a head), nothing else of the cache: the other
+		// builds are out of the code under test's reach.
+		d := &builders.Docker{Client: c, Image: img, User: docker.User(), Labels: docker.Labels("build")}
 		b.Exec, b.CCache, b.Apxs = d, true, "/usr/bin/apxs2"
 	default:
 		return nil, fmt.Errorf("unknown builder %q", r.Config.Builder)

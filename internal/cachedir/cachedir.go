@@ -73,6 +73,36 @@ func LockContext(ctx context.Context, path string, log io.Writer) (func(), error
 		case <-time.After(pollInterval):
 		}
 	}
+	return held(f), nil
+}
+
+// TryLock takes the exclusive flock on path (created if needed) if no one
+// holds it, without waiting: ok is false while another process, or another
+// open file of this one, holds it. As flocks die with their process, a
+// lock that TryLock gets is proof that whatever its holder was writing
+// under it was left by a process that is gone.
+func TryLock(path string) (unlock func(), ok bool, err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, false, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, false, err
+	}
+	switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); {
+	case errors.Is(err, syscall.EWOULDBLOCK):
+		f.Close()
+		return nil, false, nil
+	case err != nil:
+		f.Close()
+		return nil, false, fmt.Errorf("lock %s: %w", path, err)
+	}
+	return held(f), true, nil
+}
+
+// held records this process as the holder of the lock just taken on f and
+// returns its release.
+func held(f *os.File) func() {
 	// Who holds the lock is only a message for waiters: failing to write it
 	// does not make the lock any less held.
 	if err := f.Truncate(0); err == nil {
@@ -81,7 +111,7 @@ func LockContext(ctx context.Context, path string, log io.Writer) (func(), error
 	return func() {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
-	}, nil
+	}
 }
 
 // Holder is who last took a lock, as it wrote itself into the lock file.

@@ -55,3 +55,30 @@ func TestLockContextWaitsAndCancels(t *testing.T) {
 		t.Errorf("a free lock logged a wait: %q", log.String())
 	}
 }
+
+// TestTryLock: a lock another holder has (another open file description,
+// as another process's would be) is not taken and not waited for; a free
+// one, or one whose holder let go, is taken at once.
+func TestTryLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "k.lock")
+	unlock, ok, err := TryLock(path)
+	if err != nil || !ok {
+		t.Fatalf("TryLock of a free lock = %v, %v; want it taken", ok, err)
+	}
+	if h, ok := ReadHolder(path); !ok || h.PID != os.Getpid() {
+		t.Errorf("lock file records %+v, %v; want pid %d", h, ok, os.Getpid())
+	}
+	start := time.Now()
+	if _, ok, err := TryLock(path); err != nil || ok {
+		t.Errorf("TryLock of a held lock = %v, %v; want it refused", ok, err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("TryLock of a held lock waited %v", d)
+	}
+	unlock()
+	unlock2, ok, err := TryLock(path)
+	if err != nil || !ok {
+		t.Fatalf("TryLock after release = %v, %v; want it taken", ok, err)
+	}
+	unlock2()
+}
