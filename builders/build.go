@@ -169,7 +169,16 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	}
 	defer unlock()
 	var warnings []string
-	switch cached, err := readBuild(dir); {
+	cached, err := readBuild(dir)
+	if errors.Is(err, errNoFiles) {
+		// Made by a patchproof from before the files' digests: record
+		// them now, once, rather than build it again.
+		if err = upgradeEntry(dir, cached); err == nil {
+			fmt.Fprintf(s.Log, "cached build %s: recorded the digests of its files\n", key)
+			err = verifyEntryDir(dir, cached)
+		}
+	}
+	switch {
 	case err == nil:
 		cached.Label, cached.Side, cached.Cached = s.Label, s.Side, true
 		cached.Warnings = nil // the build that wrote the entry had them, not this one
@@ -385,6 +394,9 @@ func readBuild(dir string) (*Build, error) {
 		return nil, errors.New("not a finished build")
 	}
 	if err := verifyEntry(root, dir, &b); err != nil {
+		if errors.Is(err, errNoFiles) {
+			return &b, err
+		}
 		return nil, err
 	}
 	return &b, nil
@@ -412,10 +424,7 @@ func verifyEntry(root *os.Root, dir string, b *Build) error {
 			return fmt.Errorf("no digest of %s", rel)
 		}
 	}
-	files, ok := b.Digests[filesFile]
-	if !ok {
-		return errNoFiles
-	}
+	files, hasFiles := b.Digests[filesFile]
 	rels := make([]string, 0, len(b.Digests))
 	for rel := range b.Digests {
 		if rel != filesFile {
@@ -432,7 +441,51 @@ func verifyEntry(root *os.Root, dir string, b *Build) error {
 			return fmt.Errorf("%s has digest %s, the entry recorded %s", rel, got, want)
 		}
 	}
+	if !hasFiles {
+		return errNoFiles
+	}
 	return verifyFiles(root, files)
+}
+
+// verifyEntryDir is verifyEntry of the entry dir.
+func verifyEntryDir(dir string, b *Build) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return verifyEntry(root, dir, b)
+}
+
+// upgradeEntry records the digests of the files later stages read in an
+// entry an older patchproof made, whose php and module digests held
+// (readBuild), so that from now on every use checks them too. The caller
+// holds the entry's lock. What the older entry held before this first use
+// is taken as it is: an entry is planted by someone who can write the
+// cache, and the digests guard against a change after they are recorded.
+func upgradeEntry(dir string, b *Build) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, fi.Mode().Perm()|0o200); err != nil {
+		return err
+	}
+	defer os.Chmod(dir, fi.Mode().Perm())
+	files, err := recordFiles(dir)
+	if err != nil {
+		return err
+	}
+	b.Digests[filesFile] = files
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".meta-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	if err := writeBuild(tmp, b); err != nil {
+		return err
+	}
+	return os.Rename(filepath.Join(tmp, buildFile), filepath.Join(dir, buildFile))
 }
 
 // tmpDir matches a build being made: KEY.tmp-RANDOM, in the builds dir.

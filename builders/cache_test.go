@@ -231,15 +231,6 @@ func TestCacheEntryVerified(t *testing.T) {
 			why: filesFile + " has digest sha256:",
 		},
 		{
-			name: "no digest of the list of files (an entry of an older patchproof)",
-			tamper: func(t *testing.T, entry, evil string) {
-				editBuild(t, entry, func(m map[string]any) {
-					delete(m["digests"].(map[string]any), filesFile)
-				})
-			},
-			why: "no digest of " + filesFile,
-		},
-		{
 			name: "the entry a symlink to a copy outside the cache",
 			tamper: func(t *testing.T, entry, evil string) {
 				copy := filepath.Join(evil, "entry")
@@ -391,5 +382,50 @@ func TestReadLater(t *testing.T) {
 				t.Errorf("readLater(%q) = %v, want %v", tt.rel, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestOlderEntryUpgraded: an entry an older patchproof made, without the
+// digests of its files, is used (its php's and module's digests hold) and
+// gets them recorded, so that a file planted after that is caught.
+func TestOlderEntryUpgraded(t *testing.T) {
+	counter := filepath.Join(t.TempDir(), "count")
+	t.Setenv("COUNT", counter)
+	b := &Builder{Exec: &Host{}, CacheDir: cacheDir(t)}
+	spec := Spec{Label: "base/zts", Source: fakeTree(t, "int main(void) { return 0; }\n"), TreeHash: "tree1", Variant: ZTS, Profile: ProfileMySQL, Jobs: 1}
+	ctx := context.Background()
+	first, err := b.Build(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry := first.Dir
+	makeWritable(t, entry)
+	editBuild(t, entry, func(m map[string]any) { delete(m["digests"].(map[string]any), filesFile) })
+	if err := os.Remove(filepath.Join(entry, filesFile)); err != nil {
+		t.Fatal(err)
+	}
+	if err := makeReadOnly(entry); err != nil {
+		t.Fatal(err)
+	}
+	again, err := b.Build(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Cached || count(t, counter) != 1 || len(again.Warnings) != 0 {
+		t.Fatalf("the older entry was not used: cached %v, configure ran %d times, warnings %q", again.Cached, count(t, counter), again.Warnings)
+	}
+	if _, ok := again.Digests[filesFile]; !ok {
+		t.Fatalf("the older entry's files were not digested: %v", again.Digests)
+	}
+	makeWritable(t, entry)
+	if err := os.WriteFile(filepath.Join(entry, "ext/mysqlnd/mysqlnd.o"), []byte("planted"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	third, err := b.Build(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if third.Cached || count(t, counter) != 2 {
+		t.Errorf("a planted object in the upgraded entry was used: cached %v, configure ran %d times", third.Cached, count(t, counter))
 	}
 }

@@ -147,5 +147,6 @@ func verifyFiles(root *os.Root, want string) error {
 	return nil
 }
 
-// errNoFiles rejects an entry written before filesFile was: it is rebuilt.
+// errNoFiles is an entry written before filesFile was: its files are
+// digested at its first use (upgradeEntry).
 var errNoFiles = errors.New("no digest of " + filesFile)
