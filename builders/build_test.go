@@ -20,14 +20,16 @@ import (
 // fakeTree writes a source tree shaped like a release tarball whose
 // configure and Makefile are tiny: make compiles main.c with the real gcc
 // and writes a sapi/cli/php script that answers -v and -m like PHP. Every
-// configure run appends to COUNT, so a test can tell whether a build ran.
+// configure run appends to the file $COUNT names when the tree is written
+// (the path is written into configure: a build gets nothing of the test's
+// environment), so a test can tell whether a build ran.
 func fakeTree(t *testing.T, mainC string) string {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
 		"configure": `#!/bin/sh
 echo "$@" > configure.args
-echo configured >> "$COUNT"
+echo configured >> COUNT
 ts=NTS
 case "$*" in *--enable-zts*) ts=ZTS;; esac
 echo "TS=$ts" > Makefile.vars
@@ -44,6 +46,7 @@ main.lo: main.c
 `,
 		"main.c": mainC,
 	}
+	files["configure"] = strings.Replace(files["configure"], ">> COUNT", ">> '"+os.Getenv("COUNT")+"'", 1)
 	for name, body := range files {
 		mode := os.FileMode(0o644)
 		if name == "configure" {
