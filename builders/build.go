@@ -666,7 +666,7 @@ func fileExists(p string) bool {
 // symlinks (configure and make compare timestamps).
 func copyTree(src, dst string) error {
 	cmd := exec.Command("cp", "-a", src+"/.", dst)
-	cmd.Env = childenv.Environ()
+	cmd.Env = childenv.For(childenv.Tool)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("cp -a %s %s: %v: %s", src, dst, err, bytes.TrimSpace(out))

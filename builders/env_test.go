@@ -15,6 +15,10 @@ var tokens = map[string]string{
 	"GITHUB_TOKEN":          "ghp_BuildMustNeverSeeThis000000000000001",
 	"GH_TOKEN":              "gho_BuildMustNeverSeeThis000000000000002",
 	"ACTIONS_RUNTIME_TOKEN": "eyJBuildMustNeverSeeThis000000000000003",
+	"GPG_PASSPHRASE":        "BuildMustNeverSeeThis000000000000004",
+	"MYSQL_PWD":             "BuildMustNeverSeeThis000000000000005",
+	"DEPLOY_APIKEY":         "BuildMustNeverSeeThis000000000000006",
+	"DATABASE_URL":          "mysql://app:BuildMustNeverSeeThis000000000000007@db/app",
 }
 
 func setTokens(t *testing.T) {
@@ -28,13 +32,12 @@ func setTokens(t *testing.T) {
 func TestBuildEnvironmentHasNoTokens(t *testing.T) {
 	setTokens(t)
 	dumps := t.TempDir()
-	t.Setenv("ENVDUMP", dumps)
 	t.Setenv("COUNT", filepath.Join(t.TempDir(), "count"))
 	src := fakeTree(t, "int main(void) { return 0; }\n")
 	configure, _ := os.ReadFile(filepath.Join(src, "configure"))
-	configure = []byte(strings.Replace(string(configure), "#!/bin/sh\n", "#!/bin/sh\nenv > \"$ENVDUMP/configure.env\"\n", 1))
+	configure = []byte(strings.Replace(string(configure), "#!/bin/sh\n", "#!/bin/sh\nenv > '"+dumps+"/configure.env'\n", 1))
 	makefile, _ := os.ReadFile(filepath.Join(src, "Makefile"))
-	makefile = []byte(strings.Replace(string(makefile), "main.lo: main.c\n", "main.lo: main.c\n\tenv > \"$(ENVDUMP)/make.env\"\n", 1))
+	makefile = []byte(strings.Replace(string(makefile), "main.lo: main.c\n", "main.lo: main.c\n\tenv > '"+dumps+"/make.env'\n", 1))
 	os.WriteFile(filepath.Join(src, "configure"), configure, 0o755)
 	os.WriteFile(filepath.Join(src, "Makefile"), makefile, 0o644)
 

@@ -58,7 +58,7 @@ func (e *ExitError) Error() string {
 // What it runs is the code under test: its environment is childenv's,
 // never one with the CI's tokens.
 type Host struct {
-	Env []string // base environment, cleaned by childenv; nil means the process's own
+	Env []string // base environment, cleaned by childenv for a build; nil means the process's own
 }
 
 var _ Executor = (*Host)(nil)
@@ -73,7 +73,7 @@ func (h *Host) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 	if base == nil {
 		base = os.Environ()
 	}
-	cmd.Env = append(childenv.Clean(base), c.Env...)
+	cmd.Env = append(childenv.Clean(childenv.Build, base), c.Env...)
 	cmd.Stdout, cmd.Stderr = c.Output, c.Output
 	proc.KillGroupOnCancel(cmd)
 	err := cmd.Run()
@@ -87,7 +87,7 @@ func (h *Host) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 // ID is the host's compiler.
 func (h *Host) ID(ctx context.Context) (string, error) {
 	cmd := exec.CommandContext(ctx, "gcc", "--version")
-	cmd.Env = childenv.Environ()
+	cmd.Env = childenv.For(childenv.Tool)
 	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("gcc --version: %w", err)

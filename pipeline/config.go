@@ -5,13 +5,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
 
+	"github.com/patchproof/patchproof/internal/secretenv"
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/report"
@@ -90,8 +90,9 @@ type Config struct {
 	// Getenv reads the environment: the GitHub token, $GITHUB_RUN_ID,
 	// $GITHUB_STEP_SUMMARY, $GITHUB_ACTIONS, $PATCHPROOF_CACHE,
 	// $PATCHPROOF_DEBIAN_MIRROR. Nothing else in a run reads it; child
-	// processes get it without the CI's tokens and patchproof's own
-	// settings (internal/childenv). nil means os.Getenv.
+	// processes get only what internal/childenv allows them of it. nil
+	// means secretenv.Getenv: os.Getenv, but for the token main took out
+	// of the environment.
 	Getenv func(string) string
 
 	Stdout, Stderr io.Writer
@@ -140,7 +141,7 @@ func (c *Config) setDefaults() {
 		c.Stderr = io.Discard
 	}
 	if c.Getenv == nil {
-		c.Getenv = os.Getenv
+		c.Getenv = secretenv.Getenv
 	}
 	if c.githubAPIFrom == "" {
 		c.githubAPIFrom = "--github-api"

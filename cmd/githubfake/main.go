@@ -158,7 +158,7 @@ func copyUpstream(ctx context.Context, log io.Writer, cache, dst string) error {
 	}
 	// A local clone hard-links the pack: the copy costs no disk.
 	cmd := exec.CommandContext(ctx, "git", "clone", "--mirror", "--quiet", src, dst)
-	cmd.Env = append(childenv.Environ(), "GIT_CONFIG_NOSYSTEM=1")
+	cmd.Env = append(childenv.For(childenv.Tool), "GIT_CONFIG_NOSYSTEM=1")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("-demo-upstream: copy %s to %s: %w: %s", src, dst, err, strings.TrimSpace(string(out)))
 	}

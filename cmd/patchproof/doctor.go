@@ -4,10 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/patchproof/patchproof/internal/secretenv"
 	"github.com/patchproof/patchproof/pipeline"
 )
 
@@ -41,7 +41,7 @@ func doctorCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if *builder == "docker" {
 		fmt.Fprintln(stdout, "\nDocker mode:")
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		for _, c := range pipeline.DockerChecks(ctx, &pipeline.Config{Getenv: os.Getenv}) {
+		for _, c := range pipeline.DockerChecks(ctx, &pipeline.Config{Getenv: secretenv.Getenv}) {
 			mark := "ok"
 			if !c.OK {
 				mark = "MISSING"

@@ -10,9 +10,17 @@ import (
 	"syscall"
 
 	"github.com/patchproof/patchproof/internal/proc"
+	"github.com/patchproof/patchproof/internal/secretenv"
 )
 
 func main() {
+	// First: the code a run starts is the same user as this process, and
+	// could read its token from /proc. Hold executes patchproof again
+	// without its secrets in the environment the kernel shows, holding
+	// them, and makes the process not dumpable.
+	if err := secretenv.Hold(); err != nil {
+		fmt.Fprintf(os.Stderr, "patchproof: warning: %v\n", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// A run marks every process it starts, so that none outlives it: on
 	// any exit, Ctrl-C included, what is left (a process that left its

@@ -246,7 +246,7 @@ func EnsureBaseImage(ctx context.Context, c *client.Client, opt ImageOptions) (s
 		tmp := rootfs + ".tmp"
 		os.RemoveAll(tmp)
 		cmd := exec.CommandContext(ctx, "debootstrap", "--variant=minbase", opt.Suite, tmp, opt.Mirror)
-		cmd.Env = childenv.Environ()
+		cmd.Env = childenv.For(childenv.Fetch) // the mirror may be behind a proxy
 		cmd.Stdout, cmd.Stderr = opt.Log, opt.Log
 		proc.KillGroupOnCancel(cmd)
 		if err := cmd.Run(); err != nil {
@@ -259,7 +259,7 @@ func EnsureBaseImage(ctx context.Context, c *client.Client, opt ImageOptions) (s
 		}
 	}
 	tar := exec.CommandContext(ctx, "tar", "-C", rootfs, "-c", ".")
-	tar.Env = childenv.Environ()
+	tar.Env = childenv.For(childenv.Tool)
 	stdout, err := tar.StdoutPipe()
 	if err != nil {
 		return "", err

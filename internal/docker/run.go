@@ -17,13 +17,14 @@ import (
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/patchproof/patchproof/internal/childenv"
 )
 
 // BaseEnv is the environment every container starts from: a PATH and a
-// HOME of its own, nothing of the host's. Callers add their variables.
-func BaseEnv() []string {
-	return []string{"HOME=/tmp", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
-}
+// HOME of its own, nothing of the host's (childenv.Container). Callers add
+// their variables.
+func BaseEnv() []string { return childenv.Container() }
 
 // User is the uid:gid containers run as: this process's, so that what
 // they write in bound directories is its own; "" (the image's root) for

@@ -60,7 +60,7 @@ func TestMain(m *testing.M) {
 			os.Exit(4)
 		}
 		cmd := exec.Command("sleep", "300")
-		cmd.Env = childenv.Environ()
+		cmd.Env = childenv.For(childenv.Tool)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 		if err := cmd.Start(); err != nil {
 			os.Exit(5)

@@ -273,7 +273,7 @@ func TestExportRemovesKilledExportsLeftovers(t *testing.T) {
 	defer r.Close()
 	// A pid that was a process and is no longer one.
 	cmd := exec.Command("true")
-	cmd.Env = childenv.Environ()
+	cmd.Env = childenv.For(childenv.Tool)
 	if err := cmd.Run(); err != nil {
 		t.Skipf("no true(1) to get a dead pid: %v", err)
 	}

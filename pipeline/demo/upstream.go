@@ -164,7 +164,7 @@ func BuildUpstream(ctx context.Context, src, dst string, branches []Divergence) 
 // runGit runs git with args; its error carries what git said.
 func runGit(ctx context.Context, args ...string) error {
 	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Env = append(childenv.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
+	cmd.Env = append(childenv.For(childenv.Tool), "GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))

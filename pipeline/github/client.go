@@ -7,12 +7,13 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"time"
 
 	gh "github.com/google/go-github/v60/github"
+
+	"github.com/patchproof/patchproof/internal/secretenv"
 )
 
 // Defaults for the zero [Options], in one place.
@@ -51,7 +52,7 @@ type Options struct {
 	BaseURL string
 
 	// Getenv looks up the token: GITHUB_TOKEN, else GH_TOKEN. nil means
-	// os.Getenv.
+	// secretenv.Getenv (os.Getenv, but for the token main holds).
 	Getenv func(string) string
 
 	// Login is the account to treat as the token's own when GET /user is
@@ -92,7 +93,7 @@ func (o Options) withDefaults() Options {
 		o.BaseURL = DefaultBaseURL
 	}
 	if o.Getenv == nil {
-		o.Getenv = os.Getenv
+		o.Getenv = secretenv.Getenv
 	}
 	if o.Transport == nil {
 		o.Transport = http.DefaultTransport

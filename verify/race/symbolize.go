@@ -29,7 +29,7 @@ func Addr2Line(ctx context.Context, modules map[string]string) Symbolizer {
 		}
 		var out, stderr bytes.Buffer
 		cmd := exec.CommandContext(ctx, "addr2line", args...)
-		cmd.Env = childenv.Environ()
+		cmd.Env = childenv.For(childenv.Tool)
 		cmd.Stdout, cmd.Stderr = &out, &stderr
 		if err := cmd.Run(); err != nil {
 			return nil, fmt.Errorf("addr2line -e %s: %v: %s", path, err, strings.TrimSpace(stderr.String()))

@@ -423,6 +423,6 @@ func (b *bencher) writeJSON() error {
 // pin pins every thread of process pid to cpus with taskset.
 func pin(ctx context.Context, cpus string, pid int) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "taskset", "-a", "-p", "-c", cpus, fmt.Sprint(pid))
-	cmd.Env = childenv.Environ()
+	cmd.Env = childenv.For(childenv.Tool)
 	return cmd.CombinedOutput()
 }

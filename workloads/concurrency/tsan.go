@@ -26,7 +26,7 @@ func TSanRuntime(ctx context.Context, cc string) (string, error) {
 		cc = "gcc"
 	}
 	cmd := exec.CommandContext(ctx, cc, "-print-file-name=libtsan.so")
-	cmd.Env = childenv.Environ()
+	cmd.Env = childenv.For(childenv.Tool)
 	out, err := cmd.Output()
 	if err != nil {
 		return "", fmt.Errorf("%s -print-file-name=libtsan.so: %v: %w", cc, err, ErrNoTSan)

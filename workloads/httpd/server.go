@@ -179,12 +179,27 @@ func (s *Server) args(apache string) []string {
 	return args
 }
 
-// environ is the server's environment. Debian's apache2 reads nothing it
-// needs from it when given its own configuration; PATH and the like stay,
-// the hooks (LD_PRELOAD, ...) are added, and the CI's tokens never reach
-// the PR's module: childenv drops them.
-func (s *Server) environ() []string {
-	return append(childenv.Environ(), s.opt.Environ...)
+// serviceOptions start Apache as args says, its output to out. Debian's
+// apache2 reads nothing it needs from its environment when given its own
+// configuration: it gets what childenv allows a web server (PATH and the
+// like; none of the CI's tokens or patchproof's settings, as it runs the
+// PR's module), then the hooks (LD_PRELOAD, ...).
+// No TermGroup: SIGTERM goes to Apache's parent, which stops its child in
+// order; the group is killed only if that takes too long.
+func (s *Server) serviceOptions(args []string, out io.Writer) service.Options {
+	return service.Options{
+		Name:        "apache",
+		Path:        args[0],
+		Args:        args[1:],
+		Dir:         s.Dir,
+		Kind:        childenv.WebServer,
+		Env:         s.opt.Environ,
+		Stdout:      out,
+		Stderr:      out,
+		StopTimeout: s.opt.StopTimeout,
+		CgroupFD:    s.opt.CgroupFD,
+		Log:         s.opt.Log,
+	}
 }
 
 func (s *Server) launch(ctx context.Context, apache string) (*service.Process, error) {
@@ -195,20 +210,7 @@ func (s *Server) launch(ctx context.Context, apache string) (*service.Process, e
 	defer out.Close()
 	args := s.args(apache)
 	fmt.Fprintf(s.opt.Log, "apache: %s\n", strings.Join(args, " "))
-	// No TermGroup: SIGTERM goes to Apache's parent, which stops its child
-	// in order; the group is killed only if that takes too long.
-	p, err := service.Start(ctx, service.Options{
-		Name:        "apache",
-		Path:        args[0],
-		Args:        args[1:],
-		Dir:         s.Dir,
-		Env:         s.environ(),
-		Stdout:      out,
-		Stderr:      out,
-		StopTimeout: s.opt.StopTimeout,
-		CgroupFD:    s.opt.CgroupFD,
-		Log:         s.opt.Log,
-	})
+	p, err := service.Start(ctx, s.serviceOptions(args, out))
 	if err != nil {
 		return nil, fmt.Errorf("start apache: %s: %w", args[0], err)
 	}

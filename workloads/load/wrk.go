@@ -203,7 +203,7 @@ func runOnce(ctx context.Context, url string, opts Options, script string, d tim
 	args := opts.args(url, script, d)
 	fmt.Fprintf(opts.Log, "$ %s\n", strings.Join(args, " "))
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Env = childenv.Environ()
+	cmd.Env = childenv.For(childenv.Tool)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout = io.MultiWriter(&stdout, opts.Log)
 	cmd.Stderr = io.MultiWriter(&stderr, opts.Log)

@@ -86,7 +86,7 @@ func Build(ctx context.Context, gcc, outDir string) (soPath string, err error) {
 	tmp := so + ".tmp"
 	cmd := exec.CommandContext(ctx, gcc, "-shared", "-fPIC", "-O2", "-Wall", "-Wextra",
 		"-o", tmp, src, "-ldl", "-pthread")
-	cmd.Env = childenv.Environ()
+	cmd.Env = childenv.For(childenv.Tool)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		os.Remove(tmp)

@@ -86,7 +86,7 @@ const maxVersionLen = 24
 // short enough for the tests' VARCHAR(25).
 func shortVersion(ctx context.Context, mariadbd string) (string, error) {
 	cmd := exec.CommandContext(ctx, mariadbd, "--version")
-	cmd.Env = childenv.Environ()
+	cmd.Env = childenv.For(childenv.Database)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("%s --version: %w: %s", mariadbd, err, bytes.TrimSpace(out))

@@ -275,6 +275,7 @@ func launch(ctx context.Context, args []string, dir string, opt Options) (*servi
 		Path:        args[0],
 		Args:        args[1:],
 		Dir:         dir,
+		Kind:        childenv.Database,
 		Stdout:      out,
 		Stderr:      out,
 		StopTimeout: opt.StopTimeout,
@@ -380,7 +381,7 @@ func installOnce(ctx context.Context, installDB, dir, osUser string, log io.Writ
 		"--skip-test-db",
 		"--auth-root-authentication-method=socket",
 	)
-	cmd.Env = childenv.Environ()
+	cmd.Env = childenv.For(childenv.Database)
 	cmd.Stdout = f
 	cmd.Stderr = f
 	proc.KillGroupOnCancel(cmd)

@@ -180,7 +180,7 @@ func recordPIDs(ctx context.Context, perf string, pids []int, opt Options, data 
 	}
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, perf, args...)
-	cmd.Env = childenv.Environ() // no CI token reaches perf, nor the server it attaches to
+	cmd.Env = childenv.For(childenv.Tool) // no CI token reaches perf, nor the server it attaches to
 	cmd.Stdout = opt.Log
 	cmd.Stderr = io.MultiWriter(&stderr, opt.Log)
 	// On cancellation perf is asked to stop as ^C asks it, then killed.
@@ -201,7 +201,7 @@ func script(ctx context.Context, perf, data string, log io.Writer) (*Stacks, []s
 	args := []string{"script", "-i", data, "-F", "comm,tid,ip,sym,dso"}
 	var stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, perf, args...)
-	cmd.Env = childenv.Environ() // no CI token reaches perf, nor the server it attaches to
+	cmd.Env = childenv.For(childenv.Tool) // no CI token reaches perf, nor the server it attaches to
 	cmd.Stderr = io.MultiWriter(&stderr, log)
 	fmt.Fprintf(log, "perf %s\n", strings.Join(args, " "))
 	out, err := cmd.StdoutPipe()

@@ -49,9 +49,8 @@ func (e *ExitError) Error() string {
 	return fmt.Sprintf("%s exited with status %d", e.Args[0], e.Code)
 }
 
-// Host runs run-tests on this machine, in its own process group, with this
-// process's environment less the CI's tokens and what would steer run-tests
-// or the tests elsewhere. Cancelling the context, or the end of the run, kills the group
+// Host runs run-tests on this machine, in its own process group, with what
+// childenv allows the tests of this process's environment (hostEnv). Cancelling the context, or the end of the run, kills the group
 // (tests may leave servers behind).
 type Host struct{}
 
@@ -77,11 +76,12 @@ func (Host) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 	return nil, execErr
 }
 
-// hostEnv is a host run's environment: the parent's without the CI's
-// tokens (childenv: a test is the PR's code) and what would steer run-tests
-// or the tests elsewhere, then the suites' variables.
+// hostEnv is a host run's environment: what childenv allows the tests of
+// the parent's (a test is the PR's code: none of the CI's tokens, and
+// nothing that would steer run-tests or the tests elsewhere, which the
+// allow list does not name), then the suites' variables.
 func hostEnv(parent, suite []string) []string {
-	return append(withoutSteering(childenv.Clean(parent)), suite...)
+	return append(childenv.Clean(childenv.Tests, parent), suite...)
 }
 
 // Container runs run-tests in a new container of the build image for each

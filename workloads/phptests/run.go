@@ -337,22 +337,6 @@ func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.S
 	return suites.NewSuiteRun(t.Suite, tests, elapsed), warnings, nil
 }
 
-// steering are the variables that would steer run-tests or the tests
-// elsewhere than suiteEnv says.
-var steering = []string{"MYSQL_TEST_", "PDO_MYSQL_TEST_", "PDOTEST_", "TEST_PHP_", "REDIR_TEST_DIR=",
-	"PHPRC=", "PHP_INI_SCAN_DIR=", "NO_INTERACTION=", "REPORT_EXIT_STATUS=", "TMPDIR="}
-
-// withoutSteering is a parent environment without the steering variables.
-func withoutSteering(parent []string) []string {
-	var env []string
-	for _, kv := range parent {
-		if !hasAnyPrefix(kv, steering) {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
-
 // suiteEnv is the test configuration: what the suites read, and all an
 // executor adds to its base environment.
 func suiteEnv(opt Options, junitPath string) []string {

@@ -35,7 +35,10 @@ type Options struct {
 	Path string   // the program, resolved as exec.Command does
 	Args []string // its arguments, without the program name
 	Dir  string   // working directory; "" is patchproof's
-	Env  []string // the environment; nil is patchproof's, without the CI's tokens (childenv)
+	// Kind is which child the server is, which decides what it gets of
+	// patchproof's environment (childenv.For); Env is added to that.
+	Kind childenv.Kind
+	Env  []string
 
 	Stdout, Stderr io.Writer // nil discards
 
@@ -102,10 +105,7 @@ func Start(ctx context.Context, opt Options) (*Process, error) {
 	opt = opt.withDefaults()
 	cmd := exec.Command(opt.Path, opt.Args...)
 	cmd.Dir = opt.Dir
-	cmd.Env = opt.Env
-	if cmd.Env == nil {
-		cmd.Env = childenv.Environ()
-	}
+	cmd.Env = append(childenv.For(opt.Kind), opt.Env...)
 	cmd.Stdout = opt.Stdout
 	cmd.Stderr = opt.Stderr
 	// Pdeathsig: if patchproof dies without running Stop, the server still

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/patchproof/patchproof/internal/childenv"
 )
 
 // start starts sh -c script in dir and waits until the script has written
@@ -148,12 +150,15 @@ func TestExitsByItself(t *testing.T) {
 	}
 }
 
-// A server started with no environment of its own gets patchproof's
-// without the CI's tokens.
+// A server gets what childenv allows its kind of patchproof's environment,
+// then its own variables: none of the CI's tokens or other secrets.
 func TestEnvironmentHasNoTokens(t *testing.T) {
 	t.Setenv("GITHUB_TOKEN", "ghp_ServiceMustNeverSeeThis0000000001")
 	t.Setenv("GH_TOKEN", "gho_ServiceMustNeverSeeThis0000000002")
-	p, _ := start(t, context.Background(), Options{}, `env > env.txt; echo ok > ready; sleep 300`)
+	t.Setenv("MYSQL_PWD", "ServiceMustNeverSeeThis0000000003")
+	t.Setenv("GPG_PASSPHRASE", "ServiceMustNeverSeeThis0000000004")
+	p, _ := start(t, context.Background(), Options{Kind: childenv.Database, Env: []string{"OWN=1"}},
+		`env > env.txt; echo ok > ready; sleep 300`)
 	p.Stop()
 	env, err := os.ReadFile(filepath.Join(p.opt.Dir, "env.txt"))
 	if err != nil {
@@ -164,7 +169,7 @@ func TestEnvironmentHasNoTokens(t *testing.T) {
 			t.Errorf("the server saw %s", secret)
 		}
 	}
-	if !strings.Contains(string(env), "PATH=") {
-		t.Errorf("the server has no PATH:\n%s", env)
+	if !strings.Contains(string(env), "PATH=") || !strings.Contains(string(env), "\nOWN=1\n") {
+		t.Errorf("the server has no PATH or not its own variable:\n%s", env)
 	}
 }
