@@ -50,6 +50,10 @@ type Config struct {
 	SuiteJobs int
 	Out       string // run directory: results.json, logs, trees, builds
 	Cache     string // mirrors, demo, build cache; default cachedir.Default()
+	// Limits bound a fetch (--fetch-idle-timeout, --fetch-timeout) and an
+	// exported tree (--max-tree-bytes, --max-tree-files); a zero field
+	// takes checkout's default.
+	Limits checkout.Limits
 
 	ExpectNTSNoop bool // changed NTS machine code fails the run
 	// Bench is the benchmark's settings: "quick" (40 CPU windows of 1 s,
@@ -276,6 +280,20 @@ func (c *Config) validateValues() error {
 	}{{"--jobs", c.Jobs}, {"--threads", c.Threads}, {"--passes", c.Passes}} {
 		if n.v < 0 {
 			return &results.InputError{Input: fmt.Sprintf("%s %d", n.flag, n.v), Err: errors.New("must be 1 or more (0 or none: the default)")}
+		}
+	}
+	for _, l := range []struct {
+		flag string
+		v    int64
+		text string
+	}{
+		{"--fetch-idle-timeout", int64(c.Limits.FetchIdle), c.Limits.FetchIdle.String()},
+		{"--fetch-timeout", int64(c.Limits.FetchTotal), c.Limits.FetchTotal.String()},
+		{"--max-tree-bytes", c.Limits.TreeBytes, fmt.Sprint(c.Limits.TreeBytes)},
+		{"--max-tree-files", int64(c.Limits.TreeFiles), fmt.Sprint(c.Limits.TreeFiles)},
+	} {
+		if l.v < 0 {
+			return &results.InputError{Input: l.flag + " " + l.text, Err: errors.New("must be more than 0 (0: the default)")}
 		}
 	}
 	for _, m := range c.BenchMeasures {

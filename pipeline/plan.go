@@ -47,7 +47,15 @@ func plan(ctx context.Context, cfg *Config, cache string, log io.Writer) ([]*Tar
 	for _, ref := range cfg.Backports {
 		refs = append(refs, ref)
 	}
-	repo, err := checkout.Open(ctx, remote, cache, refs, log)
+	repo, err := checkout.Open(ctx, remote, checkout.Options{CacheDir: cache, Refs: refs, Log: log, Limits: cfg.Limits})
+	var timeout *checkout.FetchTimeoutError
+	if errors.As(err, &timeout) {
+		flag := "--fetch-timeout"
+		if timeout.Idle {
+			flag = "--fetch-idle-timeout"
+		}
+		return nil, fmt.Errorf("%w (%s sets the limit)", err, flag)
+	}
 	if err != nil {
 		return nil, inputErr(remote, err)
 	}

@@ -156,6 +156,20 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 		return nil, err
 	}
 	progress := NewProgress(cfg.Stderr, cfg.Getenv("GITHUB_ACTIONS") == "true")
+	// The patchproof process records itself where every run on this host
+	// looks, and stops what killed runs left running, whatever --out they
+	// used: CI removes a job's --out before the next job.
+	if proc.Marked() {
+		abs, _ := filepath.Abs(cfg.Out)
+		killed, release, err := proc.ClaimRun(filepath.Join(cache, "runs"), abs)
+		defer release()
+		if len(killed) > 0 {
+			progress.Warn(fmt.Sprintf("stopped %d processes that killed runs left running (pids %v)", len(killed), killed))
+		}
+		if err != nil {
+			progress.Warn("stop what killed runs left: " + err.Error())
+		}
+	}
 	progress.StageStart("plan")
 	targets, err := plan(ctx, &cfg, cache, cfg.Stderr)
 	progress.StageEnd("plan", err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/patchproof/patchproof/internal/side"
+	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
@@ -61,6 +62,14 @@ func exportTrees(ctx context.Context, r *Run, t *Target) error {
 		}
 		r.Progress.Step("%s: export %s %s", t.Name, s, h.String()[:12])
 		n, err := t.Repo.Export(ctx, h, dir)
+		var tooLarge *checkout.TreeTooLargeError
+		if errors.As(err, &tooLarge) {
+			flag := "--max-tree-bytes"
+			if tooLarge.Files {
+				flag = "--max-tree-files"
+			}
+			return fmt.Errorf("%s: %w (%s sets the limit)", s, err, flag)
+		}
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,6 +37,11 @@ func TestBadFlagValues(t *testing.T) {
 		{"load CPUs open range", run("--load-cpus", "1-"), "--load-cpus 1-"},
 		{"database CPUs backwards", run("--db-cpus", "3-1"), "--db-cpus 3-1"},
 		{"CPUs empty item", run("--server-cpus", "0,,2"), "--server-cpus 0,,2"},
+		{"negative fetch timeout", run("--fetch-timeout", "-1s"), "--fetch-timeout -1s"},
+		{"negative fetch idle timeout", run("--fetch-idle-timeout", "-5m"), "--fetch-idle-timeout -5m0s"},
+		{"negative max tree files", run("--max-tree-files", "-1"), "--max-tree-files -1"},
+		{"max tree bytes not a size", run("--max-tree-bytes", "2XB"), "--max-tree-bytes 2XB"},
+		{"max tree bytes negative", run("--max-tree-bytes", "-1GiB"), "--max-tree-bytes -1GiB"},
 		{"objects not a glob", run("--objects", "["), "--objects ["},
 		{"objects outside the build", run("--objects", "../../*.o"), "--objects ../../*.o"},
 		{"objects absolute", run("--objects", "/etc/*"), "--objects /etc/*"},
@@ -103,6 +111,85 @@ func TestBadFlagValues(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(cache, "mirrors")); !os.IsNotExist(err) {
 				t.Errorf("bad input fetched into the cache's mirrors")
+			}
+		})
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for _, tt := range []struct {
+		in   string
+		want int64
+		bad  bool
+	}{
+		{in: "1000", want: 1000},
+		{in: "2GiB", want: 2 << 30},
+		{in: "512 MiB", want: 512 << 20},
+		{in: "1536KiB", want: 1536 << 10},
+		{in: "0", want: 0},
+		{in: "2GB", bad: true},
+		{in: "-1", bad: true},
+		{in: "1.5GiB", bad: true},
+		{in: "GiB", bad: true},
+		{in: "9999999999GiB", bad: true},
+	} {
+		t.Run(tt.in, func(t *testing.T) {
+			n, err := parseSize("--max-tree-bytes", tt.in)
+			if tt.bad {
+				var ie *results.InputError
+				if !errors.As(err, &ie) || !strings.Contains(err.Error(), "--max-tree-bytes "+tt.in) {
+					t.Errorf("parseSize(%q) = %d, %v; want an input error naming the flag and value", tt.in, n, err)
+				}
+				return
+			}
+			if err != nil || n != tt.want {
+				t.Errorf("parseSize(%q) = %d, %v; want %d", tt.in, n, err, tt.want)
+			}
+		})
+	}
+}
+
+// Lowered limits reach the checkout: a tree over them fails the run (exit
+// 2) with one line naming the commit and the flag, and leaves no part of
+// the export in --out; a remote that never answers fails the run within
+// the idle limit, naming the remote and the flag.
+func TestLimitFlags(t *testing.T) {
+	cleanEnv(t)
+	repo := smallPHPRepo(t)
+	silent := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer silent.Close()
+	remote := silent.URL + "/php/php-src.git"
+	for _, tt := range []struct {
+		name  string
+		args  []string
+		names []string // what the one line must say
+	}{
+		{"tree files", []string{"--repo", repo, "--max-tree-files", "2"}, []string{"more than 2 files and directories", "--max-tree-files"}},
+		{"tree bytes", []string{"--repo", repo, "--max-tree-bytes", "10"}, []string{"more than 10 bytes of files", "--max-tree-bytes"}},
+		{"fetch idle", []string{"--repo", remote, "--fetch-idle-timeout", "500ms"}, []string{remote, "nothing received for 500ms", "--fetch-idle-timeout"}},
+		{"fetch total", []string{"--repo", remote, "--fetch-idle-timeout", "1m", "--fetch-timeout", "500ms"}, []string{remote, "not done after 500ms", "--fetch-timeout"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			args := append([]string{"run", "--cache", t.TempDir(), "--out", out, "--base", "PHP-8.2", "--head", "mysqlnd-atomic-stats", "--stages", "checkout"}, tt.args...)
+			var stdout, stderr, msg bytes.Buffer
+			start := time.Now()
+			err := patchproof(context.Background(), &stdout, &stderr, args)
+			if took := time.Since(start); took > 30*time.Second {
+				t.Errorf("the run took %v", took)
+			}
+			if code := exitCode(&msg, err); code != 2 {
+				t.Fatalf("exit %d, want 2 (err %v)", code, err)
+			}
+			line := strings.TrimSuffix(msg.String(), "\n")
+			for _, s := range tt.names {
+				if strings.Contains(line, "\n") || !strings.Contains(line, s) {
+					t.Errorf("error %q: want one line saying %q", line, s)
+				}
+			}
+			// What was exported of a tree over its limits is gone.
+			if entries, _ := os.ReadDir(filepath.Join(out, "src")); len(entries) > 0 {
+				t.Errorf("out/src holds %v", entries)
 			}
 		})
 	}

@@ -25,7 +25,8 @@ func main() {
 	// A run marks every process it starts, so that none outlives it: on
 	// any exit, Ctrl-C included, what is left (a process that left its
 	// group) is killed here; after a kill -9 of this process, the next run
-	// in the same --out does it (pipeline: proc.ClaimDir). The mark is
+	// with the same cache does it, whatever its --out (pipeline:
+	// proc.ClaimRun). The mark is
 	// process-wide, so it is set here, not where tests call patchproof.
 	marked := len(os.Args) > 1 && os.Args[1] == "run"
 	if marked {

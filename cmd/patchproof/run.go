@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/patchproof/patchproof/pipeline"
+	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
@@ -34,6 +35,11 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.IntVar(&cfg.Jobs, "jobs", 0, "concurrent builds and test runs (default: CPUs/2)")
 	fs.StringVar(&cfg.Out, "out", "patchproof-out", "run `DIR`: results.json, summary.md, logs, trees")
 	fs.StringVar(&cfg.Cache, "cache", "", "cache `DIR`: mirrors, demo, builds (default ~/.cache/patchproof)")
+	fs.DurationVar(&cfg.Limits.FetchIdle, "fetch-idle-timeout", checkout.DefaultFetchIdle, "fail a fetch that receives nothing from the remote for `DURATION`")
+	fs.DurationVar(&cfg.Limits.FetchTotal, "fetch-timeout", checkout.DefaultFetchTotal, "fail fetching the run's refs from the remote when it takes longer than `DURATION`")
+	var treeBytes string
+	fs.StringVar(&treeBytes, "max-tree-bytes", fmt.Sprintf("%dGiB", checkout.DefaultTreeBytes>>30), "fail exporting a commit whose files hold more than `SIZE` (bytes, or with KiB, MiB, GiB)")
+	fs.IntVar(&cfg.Limits.TreeFiles, "max-tree-files", checkout.DefaultTreeFiles, "fail exporting a commit of more than `N` files and directories")
 	fs.StringVar(&cfg.Bench, "bench", "quick", "benchmark settings: quick (40 CPU windows of 1 s) or report (30 of 2 s, longer counted windows)")
 	var threads string
 	fs.StringVar(&threads, "threads", "", "PHP threads of the benchmark's and the concurrency check's server (default 16); a `LIST` such as 1,2,4,8,16,32 also measures the CPU cost of statistics at each count (the scaling chart), the full benchmark at 16 or the largest")
@@ -78,6 +84,9 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		if cfg.Threads, cfg.Sweep, err = threadCounts(threads); err != nil {
 			return err
 		}
+	}
+	if cfg.Limits.TreeBytes, err = parseSize("--max-tree-bytes", treeBytes); err != nil {
+		return err
 	}
 	if cfg.BackportTo, err = splitList("--backport-to", backportTo, true); err != nil {
 		return err

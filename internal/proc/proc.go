@@ -3,6 +3,11 @@
 // that stopping it stops its children too (make's compilers, taskset's
 // child, the servers a test starts), and a free loopback port to listen on.
 //
+// A run also marks every process it starts (MarkChildren), so that what
+// outlives it is found and stopped: at its end (Sweep), or after it was
+// killed by the next run in its directory (ClaimDir) or on its host
+// (ClaimRun).
+//
 // Long-running servers want workloads/service, which builds on the same
 // process groups but also watches and stops them; one-shot commands use
 // KillGroupOnCancel and are waited for.

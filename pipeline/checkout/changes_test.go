@@ -2,7 +2,6 @@ package checkout
 
 import (
 	"context"
-	"io"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -10,7 +9,7 @@ import (
 
 func TestChangedFiles(t *testing.T) {
 	tr := newTestRepo(t)
-	r, err := Open(context.Background(), tr.dir, t.TempDir(), nil, io.Discard)
+	r, err := Open(context.Background(), tr.dir, Options{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,8 @@
 // mirror. A commit is exported as a plain tree (no .git) into the run
 // directory. New mirrors land by rename, and creating or fetching into a
 // mirror holds an exclusive lock on it, so concurrent runs and killed runs
-// leave the cache consistent. Reading needs no lock: a fetch adds objects
+// leave the cache consistent; Limits bound how long a fetch holds it and
+// how much an export writes. Reading needs no lock: a fetch adds objects
 // as whole packfiles by rename and only moves refs forward, so a run that
 // reads while another fetches sees the objects it resolved.
 package checkout
@@ -50,18 +51,40 @@ type Repo struct {
 	Path   string // the repository on disk
 	Mirror bool   // Path is a mirror in the cache
 
-	repo *git.Repository
+	repo   *git.Repository
+	limits Limits // of its exports
 }
 
-// Open opens remote for reading, fetching refs into its mirror first when
-// remote is a URL. refs are names as the user gives them: a branch
-// ("PHP-8.4"), a tag, "pull/123/head" or a full "refs/..." name. cacheDir
-// holds the mirrors. Progress of a fetch goes to log.
-func Open(ctx context.Context, remote, cacheDir string, refs []string, log io.Writer) (*Repo, error) {
-	if isURL(remote) {
-		return openMirror(ctx, remote, cacheDir, refs, log)
+// Options say how Open fetches and what the Repo's exports may write. The
+// zero value works, but for CacheDir when the remote is a URL.
+type Options struct {
+	CacheDir string // holds the mirrors
+	// Refs are the names to fetch as the user gives them: a branch
+	// ("PHP-8.4"), a tag, "pull/123/head" or a full "refs/..." name.
+	Refs   []string
+	Log    io.Writer // progress of a fetch; nil discards it
+	Limits Limits
+}
+
+// Open opens remote for reading, fetching opt.Refs into its mirror first
+// when remote is a URL.
+func Open(ctx context.Context, remote string, opt Options) (*Repo, error) {
+	if opt.Log == nil {
+		opt.Log = io.Discard
 	}
-	return openLocal(remote)
+	opt.Limits = opt.Limits.withDefaults()
+	var r *Repo
+	var err error
+	if isURL(remote) {
+		r, err = openMirror(ctx, remote, opt)
+	} else {
+		r, err = openLocal(remote)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r.limits = opt.Limits
+	return r, nil
 }
 
 func isURL(s string) bool {
@@ -190,11 +213,12 @@ func MirrorPath(cacheDir, remote string) string {
 	return filepath.Join(cacheDir, "mirrors", name+".git")
 }
 
-func openMirror(ctx context.Context, remote, cacheDir string, refs []string, log io.Writer) (*Repo, error) {
-	path := MirrorPath(cacheDir, remote)
+func openMirror(ctx context.Context, remote string, opt Options) (*Repo, error) {
+	path := MirrorPath(opt.CacheDir, remote)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("cache dir %s: %w", cacheDir, err)
+		return nil, fmt.Errorf("cache dir %s: %w", opt.CacheDir, err)
 	}
+	log := opt.Log
 	unlock, err := cachedir.LockContext(ctx, path+".lock", log)
 	if err != nil {
 		return nil, fmt.Errorf("lock mirror %s: %w", path, err)
@@ -210,11 +234,11 @@ func openMirror(ctx context.Context, remote, cacheDir string, refs []string, log
 		// Missing, or left half-made by a killed run before its rename:
 		// build it afresh beside, then rename into place.
 		fmt.Fprintf(log, "creating mirror of %s in %s\n", remote, path)
-		r, err = createMirror(ctx, path, remote, refs, log)
+		r, err = createMirror(ctx, path, remote, opt)
 		if err != nil {
 			return nil, err
 		}
-	} else if err := fetch(ctx, r, remote, refs, log); err != nil {
+	} else if err := fetch(ctx, r, path, remote, opt); err != nil {
 		// A fetch cut short leaves go-git's temporary pack behind: the
 		// mirror keeps only what whole fetches brought (refs move only
 		// after their objects are stored).
@@ -254,7 +278,7 @@ func removeLeftovers(path string) error {
 	return nil
 }
 
-func createMirror(ctx context.Context, path, remote string, refs []string, log io.Writer) (*git.Repository, error) {
+func createMirror(ctx context.Context, path, remote string, opt Options) (*git.Repository, error) {
 	if err := os.RemoveAll(path); err != nil {
 		return nil, fmt.Errorf("remove broken mirror %s: %w", path, err)
 	}
@@ -270,7 +294,7 @@ func createMirror(ctx context.Context, path, remote string, refs []string, log i
 	if _, err := r.CreateRemote(&config.RemoteConfig{Name: "origin", URLs: []string{remote}}); err != nil {
 		return nil, fmt.Errorf("create mirror: %w", err)
 	}
-	if err := fetch(ctx, r, remote, refs, log); err != nil {
+	if err := fetch(ctx, r, tmp, remote, opt); err != nil {
 		return nil, err
 	}
 	if err := os.Rename(tmp, path); err != nil {
@@ -279,11 +303,17 @@ func createMirror(ctx context.Context, path, remote string, refs []string, log i
 	return git.PlainOpen(path)
 }
 
-// fetch brings refs into the mirror, each to the same name: refs/heads/X for
-// a branch, refs/tags/X, refs/pull/N/head. A name that is neither is tried as
-// a branch, then as a tag.
-func fetch(ctx context.Context, r *git.Repository, remote string, refs []string, log io.Writer) error {
-	for _, ref := range refs {
+// fetch brings opt.Refs into the mirror r at dir, each to the same name:
+// refs/heads/X for a branch, refs/tags/X, refs/pull/N/head. A name that is
+// neither is tried as a branch, then as a tag. All of it must be done within
+// opt.Limits.FetchTotal, and each try receive something every
+// opt.Limits.FetchIdle: the caller holds the mirror's lock, which every
+// other run of this remote waits for.
+func fetch(ctx context.Context, r *git.Repository, dir, remote string, opt Options) error {
+	lim, log := opt.Limits, opt.Log
+	ctx, cancel := context.WithTimeoutCause(ctx, lim.FetchTotal, &FetchTimeoutError{Remote: remote, Limit: lim.FetchTotal})
+	defer cancel()
+	for _, ref := range opt.Refs {
 		if plumbing.IsHash(ref) {
 			continue // a commit: it must be reachable from another ref
 		}
@@ -299,14 +329,19 @@ func fetch(ctx context.Context, r *git.Repository, remote string, refs []string,
 		var last error
 		for _, spec := range specs {
 			fmt.Fprintf(log, "fetch %s %s\n", remote, spec)
-			err := fetchRetrying(ctx, r, remote, spec, log)
+			idle := &FetchTimeoutError{Remote: remote, Ref: ref, Idle: true, Limit: lim.FetchIdle}
+			err := fetchRetrying(ctx, r, dir, remote, spec, idle, log)
 			if err == nil || errors.Is(err, git.NoErrAlreadyUpToDate) {
 				last = nil
 				break
 			}
 			last = err
 			if ctx.Err() != nil {
-				return ctx.Err()
+				// The run's end, or the total limit: the cause says which.
+				return context.Cause(ctx)
+			}
+			if errors.Is(err, idle) {
+				return err
 			}
 			// Only a name that is not this kind of ref tries the next:
 			// a server error or a pack cut short is the fetch's answer,
@@ -334,19 +369,29 @@ var (
 	fetchWait     = 2 * time.Second
 )
 
-// fetchRetrying fetches one refspec, again when the failure is transient
-// (transientFetchError). What a failed try stored is left to
+// fetchRetrying fetches one refspec into r at dir, again when the failure
+// is transient (transientFetchError). A try that receives nothing for
+// idle.Limit fails with idle, and is not tried again: a server that stalls
+// that long is not passing a blip. What a failed try stored is left to
 // removeLeftovers: go-git writes a pack to a temporary file and renames it
 // only when whole, and moves refs only after that.
-func fetchRetrying(ctx context.Context, r *git.Repository, remote, spec string, log io.Writer) error {
+func fetchRetrying(ctx context.Context, r *git.Repository, dir, remote, spec string, idle *FetchTimeoutError, log io.Writer) error {
 	wait := fetchWait
 	for attempt := 1; ; attempt++ {
-		err := r.FetchContext(ctx, &git.FetchOptions{
+		tctx, progress, stop := watchIdle(ctx, dir, idle.Limit, idle, log)
+		err := r.FetchContext(tctx, &git.FetchOptions{
 			RemoteURL: remote,
 			RefSpecs:  []config.RefSpec{config.RefSpec(spec)},
 			Tags:      git.NoTags,
-			Progress:  log,
+			Progress:  progress,
 		})
+		// A fetch that got all it needed stands, even if the watch ran
+		// out while go-git indexed the pack it had received.
+		stalled := err != nil && ctx.Err() == nil && errors.Is(context.Cause(tctx), idle)
+		stop()
+		if stalled {
+			return idle
+		}
 		if err == nil || attempt >= fetchAttempts || ctx.Err() != nil || !transientFetchError(err) {
 			return err
 		}

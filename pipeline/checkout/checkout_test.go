@@ -3,7 +3,6 @@ package checkout
 import (
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -110,7 +109,7 @@ func TestResolveAndMergeBase(t *testing.T) {
 		{"file URL mirror", "file://" + tr.dir},
 	} {
 		t.Run(remote.name, func(t *testing.T) {
-			r, err := Open(context.Background(), remote.url, t.TempDir(), []string{"PHP-8.2", "pull/7/head", "php-8.2.0"}, io.Discard)
+			r, err := Open(context.Background(), remote.url, Options{CacheDir: t.TempDir(), Refs: []string{"PHP-8.2", "pull/7/head", "php-8.2.0"}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,15 +148,15 @@ func TestResolveAndMergeBase(t *testing.T) {
 func TestMissingInputs(t *testing.T) {
 	tr := newTestRepo(t)
 	ctx := context.Background()
-	if _, err := Open(ctx, filepath.Join(t.TempDir(), "nope"), t.TempDir(), nil, io.Discard); !errors.Is(err, ErrNotFound) {
+	if _, err := Open(ctx, filepath.Join(t.TempDir(), "nope"), Options{CacheDir: t.TempDir()}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Open(missing path) = %v, want ErrNotFound", err)
 	}
 	notRepo := t.TempDir()
-	if _, err := Open(ctx, notRepo, t.TempDir(), nil, io.Discard); !errors.Is(err, ErrNotFound) {
+	if _, err := Open(ctx, notRepo, Options{CacheDir: t.TempDir()}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Open(plain dir) = %v, want ErrNotFound", err)
 	}
 	cache := t.TempDir()
-	_, err := Open(ctx, "file://"+tr.dir, cache, []string{"no-such-branch"}, io.Discard)
+	_, err := Open(ctx, "file://"+tr.dir, Options{CacheDir: cache, Refs: []string{"no-such-branch"}})
 	if !errors.Is(err, ErrNotFound) {
 		t.Errorf("Open(URL, missing ref) = %v, want ErrNotFound", err)
 	}
@@ -165,10 +164,10 @@ func TestMissingInputs(t *testing.T) {
 	if _, err := os.Stat(MirrorPath(cache, "file://"+tr.dir)); !os.IsNotExist(err) {
 		t.Errorf("a failed fetch left a mirror: %v", err)
 	}
-	if _, err := Open(ctx, "file://"+filepath.Join(t.TempDir(), "gone.git"), cache, []string{"x"}, io.Discard); err == nil {
+	if _, err := Open(ctx, "file://"+filepath.Join(t.TempDir(), "gone.git"), Options{CacheDir: cache, Refs: []string{"x"}}); err == nil {
 		t.Error("Open(URL of a missing repository) succeeded")
 	}
-	r, err := Open(ctx, tr.dir, cache, nil, io.Discard)
+	r, err := Open(ctx, tr.dir, Options{CacheDir: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +191,7 @@ func TestMirrorReuseAndRepair(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(path, "objects"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	r, err := Open(ctx, url, cache, []string{"PHP-8.2"}, io.Discard)
+	r, err := Open(ctx, url, Options{CacheDir: cache, Refs: []string{"PHP-8.2"}})
 	if err != nil {
 		t.Fatalf("Open over a broken mirror: %v", err)
 	}
@@ -206,7 +205,7 @@ func TestMirrorReuseAndRepair(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			ref := []string{"PHP-8.2", "pull/7/head"}[i%2]
-			r, err := Open(ctx, url, cache, []string{ref}, io.Discard)
+			r, err := Open(ctx, url, Options{CacheDir: cache, Refs: []string{ref}})
 			if err == nil {
 				_, err = r.Resolve(ref)
 				r.Close()
@@ -233,7 +232,7 @@ func TestMirrorReuseAndRepair(t *testing.T) {
 
 func TestExport(t *testing.T) {
 	tr := newTestRepo(t)
-	r, err := Open(context.Background(), tr.dir, t.TempDir(), nil, io.Discard)
+	r, err := Open(context.Background(), tr.dir, Options{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +278,7 @@ func TestOpenDoesNotHoldMirrorLock(t *testing.T) {
 	tr := newTestRepo(t)
 	cache := t.TempDir()
 	url := "file://" + tr.dir
-	first, err := Open(context.Background(), url, cache, []string{"PHP-8.2"}, io.Discard)
+	first, err := Open(context.Background(), url, Options{CacheDir: cache, Refs: []string{"PHP-8.2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -288,7 +287,7 @@ func TestOpenDoesNotHoldMirrorLock(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var log strings.Builder
-	second, err := Open(ctx, url, cache, []string{"pull/7/head"}, &log)
+	second, err := Open(ctx, url, Options{CacheDir: cache, Refs: []string{"pull/7/head"}, Log: &log})
 	if err != nil {
 		t.Fatalf("second Open while the first is open: %v (log %q)", err, log.String())
 	}
@@ -314,7 +313,7 @@ func TestOpenRemovesMirrorLeftovers(t *testing.T) {
 	cache := t.TempDir()
 	url := "file://" + tr.dir
 	path := MirrorPath(cache, url)
-	r, err := Open(context.Background(), url, cache, []string{"PHP-8.2"}, io.Discard)
+	r, err := Open(context.Background(), url, Options{CacheDir: cache, Refs: []string{"PHP-8.2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +332,7 @@ func TestOpenRemovesMirrorLeftovers(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, err = Open(context.Background(), url, cache, []string{"PHP-8.2"}, io.Discard)
+	r, err = Open(context.Background(), url, Options{CacheDir: cache, Refs: []string{"PHP-8.2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +363,7 @@ func TestFetchRetriesTransientFaults(t *testing.T) {
 	cache := t.TempDir()
 	var log strings.Builder
 	f.FailNext("", "/php/php-src", 503, 2)
-	r, err := Open(ctx, url, cache, []string{"PHP-8.2"}, &log)
+	r, err := Open(ctx, url, Options{CacheDir: cache, Refs: []string{"PHP-8.2"}, Log: &log})
 	if err != nil {
 		t.Fatalf("two 503s, then an answer: %v", err)
 	}
@@ -379,7 +378,7 @@ func TestFetchRetriesTransientFaults(t *testing.T) {
 	// nothing of the cut one is left.
 	f.TruncatePacks("php", "php-src", 1)
 	before := packs()
-	if r, err = Open(ctx, url, cache, []string{"pull/7/head"}, io.Discard); err != nil {
+	if r, err = Open(ctx, url, Options{CacheDir: cache, Refs: []string{"pull/7/head"}}); err != nil {
 		t.Fatalf("a pack cut short once: %v", err)
 	}
 	if h, err := r.Resolve("pull/7/head"); err != nil || h != tr.f1 {
@@ -397,7 +396,7 @@ func TestFetchRetriesTransientFaults(t *testing.T) {
 	f.ServeGit("php", "php-src", tr.dir)
 	url = f.GitURL("php", "php-src")
 	f.FailNext("", "/php/php-src", 502, 100)
-	_, err = Open(ctx, url, t.TempDir(), []string{"PHP-8.2"}, io.Discard)
+	_, err = Open(ctx, url, Options{CacheDir: t.TempDir(), Refs: []string{"PHP-8.2"}})
 	if err == nil || !strings.Contains(err.Error(), "502 Bad Gateway") {
 		t.Errorf("502s throughout: %v, want the server's answer", err)
 	}
@@ -408,7 +407,7 @@ func TestFetchRetriesTransientFaults(t *testing.T) {
 	f = githubfake.New(t)
 	f.ServeGit("php", "php-src", tr.dir)
 	log.Reset()
-	if _, err := Open(ctx, f.GitURL("php", "php-src"), t.TempDir(), []string{"no-such-branch"}, &log); !errors.Is(err, ErrNotFound) {
+	if _, err := Open(ctx, f.GitURL("php", "php-src"), Options{CacheDir: t.TempDir(), Refs: []string{"no-such-branch"}, Log: &log}); !errors.Is(err, ErrNotFound) {
 		t.Errorf("a missing branch: %v, want not found", err)
 	}
 	if strings.Contains(log.String(), "trying again") {

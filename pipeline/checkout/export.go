@@ -26,7 +26,9 @@ var ErrUnsafeEntry = errors.New("unsafe tree entry")
 
 // Export writes commit's tree into dir, which must not exist yet. The tree is
 // written beside dir and renamed into place, so dir is either complete or
-// absent. It returns the number of files (and symlinks) written.
+// absent. It returns the number of files (and symlinks) written. A tree
+// larger than the Repo's Limits fails with a *TreeTooLargeError before
+// more than the limit is written.
 //
 // The tree is untrusted: every entry is checked before it is written, and
 // every write goes through an os.Root of the export, creating what it names
@@ -56,9 +58,15 @@ func (r *Repo) Export(ctx context.Context, commit plumbing.Hash, dir string) (in
 	if err != nil {
 		return 0, fmt.Errorf("export %s: %w", short(commit), err)
 	}
-	e := &exporter{ctx: ctx, store: r.repo.Storer, root: root}
+	lim := r.limits.withDefaults()
+	e := &exporter{ctx: ctx, store: r.repo.Storer, root: root, maxBytes: lim.TreeBytes, maxEntries: lim.TreeFiles}
 	err = e.tree(tree, "")
 	root.Close()
+	var tooLarge *TreeTooLargeError
+	if errors.As(err, &tooLarge) {
+		tooLarge.Commit, tooLarge.Tree = commit, tree.Hash
+		return 0, tooLarge
+	}
 	if err != nil {
 		return 0, fmt.Errorf("export %s to %s: %w", short(commit), dir, err)
 	}
@@ -113,6 +121,29 @@ type exporter struct {
 	store storer.EncodedObjectStorer
 	root  *os.Root
 	files int
+
+	// What it has written, and may write: the tree is untrusted, and a
+	// few kilobytes of trees can name one large blob many times.
+	bytes, maxBytes     int64
+	entries, maxEntries int
+}
+
+// addEntry counts one more entry to be written.
+func (e *exporter) addEntry() error {
+	if e.entries >= e.maxEntries {
+		return &TreeTooLargeError{Files: true, Limit: int64(e.maxEntries)}
+	}
+	e.entries++
+	return nil
+}
+
+// addBytes counts n more bytes to be written.
+func (e *exporter) addBytes(n int64) error {
+	if n > e.maxBytes-e.bytes {
+		return &TreeTooLargeError{Limit: e.maxBytes}
+	}
+	e.bytes += n
+	return nil
 }
 
 // tree writes t, the tree at dir ("" for the root), entry by entry. A name
@@ -136,8 +167,15 @@ func (e *exporter) tree(t *object.Tree, dir string) error {
 			return fmt.Errorf("entry %q: twice in %s: %w", p, treeName(dir), ErrUnsafeEntry)
 		}
 		seen[ent.Name] = true
+		if err := e.addEntry(); err != nil {
+			return err
+		}
 		if ent.Mode != filemode.Dir {
 			if err := e.entry(ent, p); err != nil {
+				var tooLarge *TreeTooLargeError
+				if errors.As(err, &tooLarge) {
+					return err
+				}
 				return fmt.Errorf("entry %q: %w", p, err)
 			}
 			continue
@@ -200,6 +238,9 @@ func (e *exporter) entry(ent object.TreeEntry, p string) error {
 		if err != nil {
 			return err
 		}
+		if err := e.addBytes(int64(len(target))); err != nil {
+			return err
+		}
 		// The target is written as it is and never followed here; where
 		// it points is the build's business, like any file's content.
 		if err := e.root.Symlink(string(target), name); err != nil {
@@ -249,6 +290,10 @@ func (e *exporter) file(h plumbing.Hash, name string, perm os.FileMode) error {
 	if err != nil {
 		return err
 	}
+	// The size is the object's header's: known before a byte is written.
+	if err := e.addBytes(b.Size); err != nil {
+		return err
+	}
 	rd, err := b.Reader()
 	if err != nil {
 		return err
@@ -258,7 +303,13 @@ func (e *exporter) file(h plumbing.Hash, name string, perm os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	if _, err := io.Copy(w, rd); err != nil {
+	// A blob never holds more than its header says; a broken store that
+	// does is cut short here rather than trusted.
+	n, err := io.Copy(w, io.LimitReader(rd, b.Size+1))
+	if err == nil && n != b.Size {
+		err = fmt.Errorf("blob %s: %d bytes, its header says %d", h, n, b.Size)
+	}
+	if err != nil {
 		w.Close()
 		return err
 	}

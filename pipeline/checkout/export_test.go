@@ -3,7 +3,6 @@ package checkout
 import (
 	"context"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -266,7 +265,7 @@ func TestExportWritesSymlinksAsSymlinks(t *testing.T) {
 // whose writer is unknown, are left alone.
 func TestExportRemovesKilledExportsLeftovers(t *testing.T) {
 	tr := newTestRepo(t)
-	r, err := Open(context.Background(), tr.dir, t.TempDir(), nil, io.Discard)
+	r, err := Open(context.Background(), tr.dir, Options{CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
