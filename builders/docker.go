@@ -29,7 +29,7 @@ type Docker struct {
 
 var _ Executor = (*Docker)(nil)
 
-func (d *Docker) String() string { return "docker" }
+func (d *Docker) String() string { return string(KindDocker) }
 
 // NewDockerClient connects to the engine of DOCKER_HOST (or the default
 // socket), negotiating the API version: Debian's dockerd speaks 1.41.

@@ -33,6 +33,25 @@ type Executor interface {
 	String() string
 }
 
+// ExecutorKind names where builds run: on this host, or in Docker
+// containers, where under --builder docker the suites and servers that run
+// a build's code run too. results.json spells it "host" or "docker".
+type ExecutorKind string
+
+const (
+	KindHost   ExecutorKind = "host"
+	KindDocker ExecutorKind = "docker"
+)
+
+// ParseExecutorKind reads an executor's name: host or docker.
+func ParseExecutorKind(s string) (ExecutorKind, error) {
+	switch k := ExecutorKind(s); k {
+	case KindHost, KindDocker:
+		return k, nil
+	}
+	return "", fmt.Errorf("unknown builder %q (host, docker)", s)
+}
+
 // ExitError is a runErr: the command ran and exited non-zero.
 type ExitError struct {
 	Args []string
@@ -53,7 +72,7 @@ type Host struct {
 
 var _ Executor = (*Host)(nil)
 
-func (h *Host) String() string { return "host" }
+func (h *Host) String() string { return string(KindHost) }
 
 // Exec runs c.
 func (h *Host) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {

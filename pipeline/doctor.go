@@ -24,12 +24,12 @@ type Requirement struct {
 }
 
 // Requirements lists what each stage needs on this host for a builder.
-func Requirements(builder string) []Requirement {
+func Requirements(builder builders.ExecutorKind) []Requirement {
 	reqs := []Requirement{
 		{Stage: "checkout", Tool: "", Package: "", Why: "go-git is built in; the demo downloads Debian's php8.2 source package once"},
 	}
 	switch builder {
-	case "docker":
+	case builders.KindDocker:
 		reqs = append(reqs,
 			Requirement{Stage: "build", Tool: "dockerd", Package: "docker.io", Why: "the Docker engine the builds run in"},
 			Requirement{Stage: "build", Tool: "debootstrap", Package: "debootstrap", Why: "makes the Debian base image where no registry is reachable"},
@@ -46,7 +46,7 @@ func Requirements(builder string) []Requirement {
 			Requirement{Stage: "build", Tool: "ccache", Package: "ccache", Why: "a head build after its base recompiles only what changed", Optional: true},
 		)
 	}
-	if builder != "docker" {
+	if builder != builders.KindDocker {
 		// Under docker the server runs in a container of an image with
 		// Debian's MariaDB, and the suites in the build image.
 		reqs = append(reqs,
@@ -54,7 +54,7 @@ func Requirements(builder string) []Requirement {
 			Requirement{Stage: "tests", Tool: "mariadb-install-db", Package: "mariadb-server", Why: "initialises the server's datadir"},
 		)
 	}
-	if builder != "docker" {
+	if builder != builders.KindDocker {
 		// Under docker Apache and valgrind are in the serve image.
 		reqs = append(reqs,
 			Requirement{Stage: "race", Tool: "apache2", Package: "apache2", Why: "16 threads of one process serve the concurrency check"},

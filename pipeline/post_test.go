@@ -21,7 +21,7 @@ func TestRunPostTo(t *testing.T) {
 	for _, runID := range []string{"1", "2"} {
 		e := resultstest.Env{"GITHUB_TOKEN": resultstest.Token, "GITHUB_RUN_ID": runID}
 		_, err := Execute(context.Background(), Config{
-			Repo: repo, Base: "master", Head: "pull/9/head", Stages: []string{"checkout", "report"},
+			Repo: repo, Base: "master", Head: "pull/9/head", Stages: selectStages("checkout", "report"),
 			Post: true, PostTo: "php/php-src#4242", GitHubAPI: f.URL(), Getenv: e.Get,
 			Out: t.TempDir(), Cache: cache,
 		})

@@ -295,13 +295,13 @@ func settingsOf(c *Config) results.Settings {
 	if c.Demo() {
 		repo = "demo (PHP 8.2.32 + mysqlnd atomic statistics)"
 	}
-	names := c.Stages
-	if len(names) == 0 {
-		names = StageNames()
+	variants := make([]string, len(c.Variants))
+	for i, v := range c.Variants {
+		variants[i] = string(v)
 	}
 	return results.Settings{
-		Repo: repo, PR: c.PR, Demo: c.Demo(), Variants: c.Variants, Builder: c.Builder,
-		Profile: c.Profile, Jobs: c.Jobs, Stages: names, ExpectNTSNoop: c.ExpectNTSNoop,
+		Repo: repo, PR: c.PR, Demo: c.Demo(), Variants: variants, Builder: string(c.Builder),
+		Profile: string(c.Profile), Jobs: c.Jobs, Stages: c.Stages.Names(), ExpectNTSNoop: c.ExpectNTSNoop,
 	}
 }
 

@@ -110,7 +110,7 @@ func message(err error) string {
 // selected skips stages that --stages did not name.
 func selected(s Stage, next action) action {
 	return func(ctx context.Context, r *Run) error {
-		if !r.Config.wants(s.String()) {
+		if !r.Config.wants(s) {
 			return Skip("not selected (--stages)")
 		}
 		return next(ctx, r)
@@ -132,7 +132,7 @@ type hostRunner interface {
 // never run on the host instead.
 func confined(s Stage, next action) action {
 	return func(ctx context.Context, r *Run) error {
-		if h, ok := s.(hostRunner); ok && r.Config.Builder == "docker" && h.runsTreeOnHost(r.Config) {
+		if h, ok := s.(hostRunner); ok && r.Config.inDocker() && h.runsTreeOnHost(r.Config) {
 			return &SkipError{NotAvailable: true, Reason: "not available with --builder docker: it would run the PR's code on this host, and it cannot run in a container yet"}
 		}
 		return next(ctx, r)

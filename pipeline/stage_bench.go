@@ -23,7 +23,7 @@ type benchStage struct{}
 
 // It runs the builds' module in Apache: on this host, or under --builder
 // docker in containers.
-func (benchStage) runsTreeOnHost(cfg *Config) bool { return cfg.Builder != "docker" }
+func (benchStage) runsTreeOnHost(cfg *Config) bool { return !cfg.inDocker() }
 
 func (benchStage) String() string { return "bench" }
 
@@ -63,7 +63,7 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 		opt := bench.Options{
 			Base: buildRef(j.base), Dir: filepath.Join(r.Dir, "bench", safeName(j.t.Name)), ServerDir: servers,
 			DB: workload.DB{Conn: db.LocalConn()}, DBPID: db.PID,
-			Quick: r.Config.Bench != "report", Threads: r.Config.Threads, Passes: r.Config.Passes,
+			Quick: r.Config.Bench != BenchReport, Threads: r.Config.Threads, Passes: r.Config.Passes,
 			Sweep: r.Config.Sweep, AA: r.Config.AA, NoPin: r.Config.NoPin,
 			Container:  ctr,
 			ServerCPUs: r.Config.ServerCPUs, LoadCPUs: r.Config.LoadCPUs, DBCPUs: r.Config.DBCPUs,

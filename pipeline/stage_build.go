@@ -51,27 +51,23 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 				for _, v := range variants {
 					jobs = append(jobs, buildJob{t: t, side: s, spec: builders.Spec{
 						Label:    fmt.Sprintf("%s %s/%s", t.Name, s, v),
-						Side:     string(s),
+						Side:     s,
 						Source:   src,
 						TreeHash: c.TreeHash.String(),
 						Variant:  v,
-						Profile:  builders.Profile(r.Config.Profile),
+						Profile:  r.Config.Profile,
 					}})
 				}
 			}
 		}
 		return nil
 	}
-	var variants []builders.Variant
-	for _, v := range r.Config.Variants {
-		variants = append(variants, builders.Variant(v))
-	}
-	if err := add(variants); err != nil {
+	if err := add(r.Config.Variants); err != nil {
 		return err
 	}
 	// The concurrency check's ThreadSanitizer builds come last: every other
 	// check waits on the builds before them.
-	if r.Config.wants(raceStage{}.String()) && slices.Contains(variants, builders.ZTS) {
+	if r.Config.wants(raceStage{}) && slices.Contains(r.Config.Variants, builders.ZTS) {
 		if err := add([]builders.Variant{builders.TSan}); err != nil {
 			return err
 		}
@@ -158,12 +154,12 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 func newBuilder(ctx context.Context, r *Run) (*builders.Builder, error) {
 	b := &builders.Builder{CacheDir: r.Cache}
 	switch r.Config.Builder {
-	case "host":
+	case builders.KindHost:
 		b.Exec = &builders.Host{}
 		if _, err := exec.LookPath("ccache"); err == nil {
 			b.CCache = true
 		}
-		if slices.Contains(r.Config.Variants, "zts") {
+		if slices.Contains(r.Config.Variants, builders.ZTS) {
 			apxs, err := exec.LookPath("apxs2")
 			if err != nil {
 				apxs, err = exec.LookPath("apxs")
@@ -173,7 +169,7 @@ func newBuilder(ctx context.Context, r *Run) (*builders.Builder, error) {
 			}
 			b.Apxs = apxs
 		}
-	case "docker":
+	case builders.KindDocker:
 		c, err := r.dockerClient(ctx)
 		if err != nil {
 			return nil, err

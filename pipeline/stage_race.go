@@ -29,7 +29,7 @@ type raceStage struct{}
 
 // It runs the builds' module in Apache: on this host, or under --builder
 // docker in containers.
-func (raceStage) runsTreeOnHost(cfg *Config) bool { return cfg.Builder != "docker" }
+func (raceStage) runsTreeOnHost(cfg *Config) bool { return !cfg.inDocker() }
 
 func (raceStage) String() string { return "race" }
 

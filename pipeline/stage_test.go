@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/pipeline/results/resultstest"
 )
@@ -36,6 +37,10 @@ func (s fakeStage) Run(ctx context.Context, r *Run) error {
 	}
 	return s.err
 }
+
+// selectStages is --stages naming names, which need not be stages of the
+// list: a test's own stages.
+func selectStages(names ...string) StageSet { return StageSet{names: names, some: true} }
 
 func newTestRun(t *testing.T, cfg Config) (*Run, *bytes.Buffer) {
 	t.Helper()
@@ -65,7 +70,7 @@ func TestRunStages(t *testing.T) {
 		fakeStage{name: "e", ran: &ran},
 		fakeStage{name: "f", ran: &ran, err: &SkipError{Reason: "not yet available", NotAvailable: true}},
 	}
-	r, _ := newTestRun(t, Config{Stages: []string{"a", "b", "c", "d", "f"}})
+	r, _ := newTestRun(t, Config{Stages: selectStages("a", "b", "c", "d", "f")})
 	runStages(context.Background(), r, stages, record, selected, logged)
 
 	if d := cmp.Diff([]string{"a", "b", "c", "d", "f"}, ran); d != "" {
@@ -253,7 +258,7 @@ func TestConfinedUnderDocker(t *testing.T) {
 	for _, s := range Stages() {
 		h, marked := s.(hostRunner)
 		for _, builder := range []string{"host", "docker"} {
-			cfg := Config{Builder: builder}
+			cfg := Config{Builder: builders.ExecutorKind(builder)}
 			r, _ := newTestRun(t, cfg)
 			ran := false
 			err := confined(s, func(context.Context, *Run) error { ran = true; return nil })(context.Background(), r)
@@ -273,7 +278,7 @@ func TestConfinedUnderDocker(t *testing.T) {
 	for name := range blockedUnderDocker {
 		if !slices.ContainsFunc(Stages(), func(s Stage) bool {
 			h, ok := s.(hostRunner)
-			return ok && s.String() == name && h.runsTreeOnHost(&Config{Builder: "host"})
+			return ok && s.String() == name && h.runsTreeOnHost(&Config{Builder: builders.KindHost})
 		}) {
 			t.Errorf("stage %s runs the build's PHP but is not marked as doing so", name)
 		}
@@ -291,7 +296,7 @@ func (hostOnlyStage) runsTreeOnHost(*Config) bool     { return true }
 // Docker builder, and says why; under the host builder it runs.
 func TestConfinedBlocksHostOnlyStage(t *testing.T) {
 	for _, builder := range []string{"host", "docker"} {
-		r, _ := newTestRun(t, Config{Builder: builder})
+		r, _ := newTestRun(t, Config{Builder: builders.ExecutorKind(builder)})
 		ran := false
 		err := confined(hostOnlyStage{}, func(context.Context, *Run) error { ran = true; return nil })(context.Background(), r)
 		var skip *SkipError

@@ -29,7 +29,7 @@ type testsStage struct{}
 
 // It runs the builds' own PHP: on this host, or under --builder docker in
 // containers (see Run.suiteExecutor).
-func (testsStage) runsTreeOnHost(cfg *Config) bool { return cfg.Builder != "docker" }
+func (testsStage) runsTreeOnHost(cfg *Config) bool { return !cfg.inDocker() }
 
 func (testsStage) String() string { return "tests" }
 
@@ -136,7 +136,7 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 			}
 		}
 		for _, v := range r.Config.Variants {
-			base, head := findRun(jobs, runs, t, side.Base, builders.Variant(v)), findRun(jobs, runs, t, side.Head, builders.Variant(v))
+			base, head := findRun(jobs, runs, t, side.Base, v), findRun(jobs, runs, t, side.Head, v)
 			if base == nil || head == nil {
 				continue
 			}
@@ -160,7 +160,7 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 				res.Errors = append(res.Errors, err.Error())
 				dc = c
 			}
-			res.Comparisons = append(res.Comparisons, &results.VariantComparison{Variant: builders.Variant(v), Comparison: dc})
+			res.Comparisons = append(res.Comparisons, &results.VariantComparison{Variant: v, Comparison: dc})
 			for _, reg := range dc.Regressions {
 				regressions = append(regressions, fmt.Sprintf("%s %s: %s", t.Name, v, reg.Test))
 			}
@@ -184,7 +184,7 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 // not run.
 func findRun(jobs []suiteJob, runs []*suites.RunResult, t *Target, s side.Side, v builders.Variant) *suites.RunResult {
 	for i, j := range jobs {
-		if j.t == t && side.Side(j.build.Side) == s && j.build.Variant == v {
+		if j.t == t && j.build.Side == s && j.build.Variant == v {
 			return runs[i]
 		}
 	}

@@ -41,19 +41,19 @@ var Started = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 func at(d time.Duration) *time.Time { t := Started.Add(d); return &t }
 
 // build is a finished build of the demo tree.
-func build(target, side string, v builders.Variant, ms int64, cached bool) *builders.Build {
+func build(target string, sd side.Side, v builders.Variant, ms int64, cached bool) *builders.Build {
 	ver := "PHP 8.2.32 (cli) (built: Jun  1 2025 12:03:11) (NTS)"
 	if v == builders.ZTS {
 		ver = "PHP 8.2.32 (cli) (built: Jun  1 2025 12:04:02) (ZTS)"
 	}
 	return &builders.Build{
-		Label: fmt.Sprintf("%s %s/%s", target, side, v), Side: side, Variant: v, Profile: "mysql",
+		Label: fmt.Sprintf("%s %s/%s", target, sd, v), Side: sd, Variant: v, Profile: "mysql",
 		Executor: "host", TreeHash: "4b825dc642cb6eb9a060e54bf8d69288fbee4904", Key: "0123456789abcdef01234567",
 		OK: true, Cached: cached, Dir: "/cache/builds/0123456789abcdef01234567",
 		PHP: "/cache/builds/0123456789abcdef01234567/sapi/cli/php", PHPVersion: ver,
 		ConfigureLine: "./configure --enable-mysqlnd --with-mysqli=mysqlnd --with-pdo-mysql=mysqlnd",
 		Compiler:      "gcc (Debian 12.2.0-14) 12.2.0", DurationMS: ms,
-		BuildLog: fmt.Sprintf("logs/build-%s-%s-%s.log", target, side, v),
+		BuildLog: fmt.Sprintf("logs/build-%s-%s-%s.log", target, sd, v),
 	}
 }
 
