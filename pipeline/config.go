@@ -156,8 +156,8 @@ func (c *Config) setDefaults() {
 
 // ReportOptions are the report's options for c: where the summary goes
 // (Out, else Stdout; $GITHUB_STEP_SUMMARY) and, with Post, the pull request
-// and the GitHub client to post with. The run's report stage and 'patchproof
-// report' both publish with them.
+// and the GitHub client to post with. The report that ends a run and
+// 'patchproof report' both publish with them.
 func (c Config) ReportOptions() report.Options {
 	c.setDefaults()
 	opt := report.Options{
@@ -248,14 +248,21 @@ type StageSet struct {
 }
 
 // ParseStageSet reads --stages' items: each the name of a stage of the
-// list (StageNames).
+// list (StageNames), or "report", which selects nothing: the report is
+// every run's last step, and scripts written when it was a stage still
+// name it.
 func ParseStageSet(items []string) (StageSet, error) {
+	set := StageSet{names: []string{}, some: true}
 	for _, s := range items {
-		if !slices.Contains(StageNames(), s) {
+		switch {
+		case s == reportStep:
+		case slices.Contains(StageNames(), s):
+			set.names = append(set.names, s)
+		default:
 			return StageSet{}, fmt.Errorf("unknown stage %q (stages: %s)", s, strings.Join(StageNames(), ","))
 		}
 	}
-	return StageSet{names: slices.Clone(items), some: true}, nil
+	return set, nil
 }
 
 // Has reports whether the set selects the stage named name.

@@ -30,7 +30,7 @@ func TestParseBenchMode(t *testing.T) {
 }
 
 // --stages names stages of the list, and selects those alone; none given
-// selects all of them.
+// selects all of them. "report" is no stage, and selects nothing.
 func TestParseStageSet(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
@@ -41,6 +41,9 @@ func TestParseStageSet(t *testing.T) {
 		{"some", []string{"checkout", "codediff"}, true, []string{"checkout", "codediff"}},
 		{"as given", []string{"tests", "checkout"}, true, []string{"tests", "checkout"}},
 		{"unknown", []string{"checkout", "lint"}, false, nil},
+		// The report is every run's last step; scripts still name it.
+		{"and the report", []string{"checkout", "report"}, true, []string{"checkout"}},
+		{"the report alone", []string{"report"}, true, []string{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := ParseStageSet(tt.items)
@@ -55,7 +58,7 @@ func TestParseStageSet(t *testing.T) {
 			}
 			for _, st := range Stages() {
 				want := false
-				for _, n := range tt.items {
+				for _, n := range tt.names {
 					want = want || n == st.String()
 				}
 				if s.Has(st.String()) != want {
@@ -89,7 +92,7 @@ func TestSettingsJSON(t *testing.T) {
 	}{
 		{"defaults", Config{Jobs: 3},
 			`{"repo":"demo (PHP 8.2.32 + mysqlnd atomic statistics)","demo":true,"variants":["nts","zts"],"builder":"host","profile":"mysql","jobs":3,` +
-				`"stages":["checkout","build","codediff","tests","race","bench","report"],"expect_nts_noop":false}`},
+				`"stages":["checkout","build","codediff","tests","race","bench"],"expect_nts_noop":false}`},
 		{"given", Config{Repo: DefaultRepo, PR: 7, Variants: []builders.Variant{builders.ZTS}, Builder: builders.KindDocker,
 			Profile: builders.ProfileOfficial, Jobs: 2, Stages: stages, ExpectNTSNoop: true},
 			`{"repo":"https://github.com/php/php-src","pr":7,"demo":false,"variants":["zts"],"builder":"docker","profile":"official","jobs":2,` +
