@@ -16,10 +16,12 @@ import (
 
 // A Stage is one step of the pipeline. Timing, logging, skipping and log
 // groups wrap it from outside (see middleware); a stage only does its work,
-// reading what earlier stages left in the Run and adding its own.
+// reading what earlier stages left in the Run and adding its own. Needs
+// declares the host tools it runs with cfg, for doctor.
 type Stage interface {
 	String() string
 	Run(ctx context.Context, r *Run) error
+	Needs(cfg *Config) []Need
 }
 
 // SkipError says a stage had nothing to do, and why. It is not a failure.

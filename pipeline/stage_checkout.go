@@ -18,6 +18,10 @@ type checkoutStage struct{}
 
 func (checkoutStage) String() string { return results.CheckoutStage }
 
+func (checkoutStage) Needs(*Config) []Need {
+	return []Need{{Why: "go-git is built in; the demo downloads Debian's php8.2 source package once"}}
+}
+
 func (checkoutStage) Run(ctx context.Context, r *Run) error {
 	if len(r.Targets) == 0 {
 		return errors.New("no targets: planning did not finish")

@@ -18,6 +18,9 @@ type codediffStage struct{}
 
 func (codediffStage) String() string { return "codediff" }
 
+// Needs nothing: the object files are read in Go (debug/elf).
+func (codediffStage) Needs(*Config) []Need { return nil }
+
 func (codediffStage) Run(ctx context.Context, r *Run) error {
 	var failures, errs []string
 	compared := 0

@@ -33,6 +33,17 @@ func (raceStage) runsTreeOnHost(cfg *Config) bool { return !cfg.inDocker() }
 
 func (raceStage) String() string { return "race" }
 
+func (raceStage) Needs(cfg *Config) []Need {
+	var needs []Need
+	if !cfg.inDocker() { // else Apache is in the serve image
+		needs = append(needs, Need{Tool: "apache2", Package: "apache2", Why: "16 threads of one process serve the concurrency check"})
+	}
+	return append(needs,
+		Need{Tool: "addr2line", Package: "binutils", Why: "names the frames of ThreadSanitizer's reports"},
+		Need{Tool: "gcc", Package: "libtsan2", Why: "-fsanitize=thread and the TSan runtime (gcc -print-file-name=libtsan.so)"},
+	)
+}
+
 // tsanRequests is the TSan runs' load: ThreadSanitizer makes every request
 // several times slower, and it reports a race on the first two unordered
 // accesses it sees, so a few thousand requests find what tens of thousands
@@ -90,7 +101,7 @@ func (s raceStage) Run(ctx context.Context, r *Run) error {
 // check runs both parts on one target, recording into res what it measured
 // and what could not run; it returns the findings that fail the check.
 func (s raceStage) check(ctx context.Context, r *Run, j raceJob, db workload.DB, ctr *httpd.Container, res *results.RaceResult) (failed []string) {
-	dir, err := r.serverDir("race", safeName(j.t.Name))
+	dir, err := r.serverDir(s.String(), safeName(j.t.Name))
 	if err != nil {
 		res.Errors = append(res.Errors, err.Error())
 		return nil
@@ -136,7 +147,7 @@ func (s raceStage) check(ctx context.Context, r *Run, j raceJob, db workload.DB,
 		failed = append(failed, fmt.Sprintf("head's PHP crashed in Apache's child (%s) where base's did not", strings.Join(signals, ", ")))
 	}
 
-	tsan, err := s.tsan(ctx, r, j, db, ctr, filepath.Join(dir, "tsan"), filepath.Join(r.Dir, "race", safeName(j.t.Name), "tsan"), step)
+	tsan, err := s.tsan(ctx, r, j, db, ctr, filepath.Join(dir, "tsan"), filepath.Join(r.Dir, s.String(), safeName(j.t.Name), "tsan"), step)
 	if err != nil {
 		res.Errors = append(res.Errors, "ThreadSanitizer: "+err.Error())
 		return failed

@@ -28,7 +28,8 @@ type fakeStage struct {
 	run  func(ctx context.Context) error
 }
 
-func (s fakeStage) String() string { return s.name }
+func (s fakeStage) String() string     { return s.name }
+func (fakeStage) Needs(*Config) []Need { return nil }
 func (s fakeStage) Run(ctx context.Context, r *Run) error {
 	*s.ran = append(*s.ran, s.name)
 	fmt.Fprintf(r.Log, "%s ran\n", s.name)
@@ -280,6 +281,7 @@ type hostOnlyStage struct{}
 func (hostOnlyStage) String() string                  { return "host-only" }
 func (hostOnlyStage) Run(context.Context, *Run) error { return nil }
 func (hostOnlyStage) runsTreeOnHost(*Config) bool     { return true }
+func (hostOnlyStage) Needs(*Config) []Need            { return nil }
 
 // A stage that would run the tree on this host is not run under the
 // Docker builder, and says why; under the host builder it runs.

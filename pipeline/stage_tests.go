@@ -33,13 +33,23 @@ func (testsStage) runsTreeOnHost(cfg *Config) bool { return !cfg.inDocker() }
 
 func (testsStage) String() string { return "tests" }
 
+func (testsStage) Needs(cfg *Config) []Need {
+	if cfg.inDocker() {
+		return nil // Debian's MariaDB in an image of its own, the suites in the build image
+	}
+	return []Need{
+		{Tool: "mariadbd", Package: "mariadb-server", Why: "the MySQL-compatible server the suites run against"},
+		{Tool: "mariadb-install-db", Package: "mariadb-server", Why: "initialises the server's datadir"},
+	}
+}
+
 type suiteJob struct {
 	t     *Target
 	build *builders.Build
 	name  string // e.g. PHP-8.2-base-nts
 }
 
-func (testsStage) Run(ctx context.Context, r *Run) error {
+func (s testsStage) Run(ctx context.Context, r *Run) error {
 	var jobs []suiteJob
 	for _, t := range r.Targets {
 		for _, b := range t.Builds {
@@ -61,7 +71,7 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(r.Dir, "tests"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(r.Dir, s.String()), 0o755); err != nil {
 		return err
 	}
 	var rounds atomic.Int64 // names each re-run's private copy and database
@@ -71,7 +81,7 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 		if err := db.CreateDatabase(ctx, dbName); err != nil {
 			return nil, err
 		}
-		work := filepath.Join(r.Dir, "tests", fmt.Sprintf("%s-%d", j.name, round))
+		work := filepath.Join(r.Dir, s.String(), fmt.Sprintf("%s-%d", j.name, round))
 		logf, err := os.Create(work + ".log")
 		if err != nil {
 			return nil, err
