@@ -31,10 +31,6 @@ var _ Executor = (*Docker)(nil)
 
 func (d *Docker) String() string { return string(KindDocker) }
 
-// NewDockerClient connects to the engine of DOCKER_HOST (or the default
-// socket), negotiating the API version: Debian's dockerd speaks 1.41.
-func NewDockerClient(ctx context.Context) (*client.Client, error) { return docker.Connect(ctx) }
-
 // ID is the build image's ID.
 func (d *Docker) ID(ctx context.Context) (string, error) {
 	img, err := d.Client.ImageInspect(ctx, d.Image)

@@ -14,6 +14,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 
+	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/internal/docker/dockertest"
 )
 
@@ -22,7 +23,7 @@ import (
 func dockerForTest(t *testing.T, cache string) *Docker {
 	t.Helper()
 	ctx := context.Background()
-	c, err := NewDockerClient(ctx)
+	c, err := docker.Connect(ctx)
 	if err != nil {
 		t.Skipf("no Docker engine (scripts/test starts one): %v", err)
 	}

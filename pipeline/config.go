@@ -87,11 +87,14 @@ type Config struct {
 	// $PATCHPROOF_GITHUB_API, else https://api.github.com/.
 	GitHubAPI string
 
-	// Getenv reads the environment: the GitHub token, $GITHUB_RUN_ID,
-	// $GITHUB_STEP_SUMMARY, $GITHUB_ACTIONS, $PATCHPROOF_CACHE,
-	// $PATCHPROOF_DEBIAN_MIRROR. Nothing else in a run reads it; child
-	// processes get it without the CI's tokens and patchproof's own
-	// settings (internal/childenv). nil means os.Getenv.
+	// Getenv reads the run's settings from the environment: the GitHub
+	// token ($GITHUB_TOKEN, $GH_TOKEN), $PATCHPROOF_GITHUB_API,
+	// $PATCHPROOF_GITHUB_LOGIN, $PATCHPROOF_CACHE, $PATCHPROOF_DEBIAN_MIRROR,
+	// and from GitHub Actions $GITHUB_ACTIONS, $GITHUB_RUN_ID,
+	// $GITHUB_SERVER_URL, $GITHUB_REPOSITORY and $GITHUB_STEP_SUMMARY. No
+	// other setting comes from the environment; the processes a run starts
+	// inherit it without the CI's variables and these settings
+	// (internal/childenv). nil means os.Getenv.
 	Getenv func(string) string
 
 	Stdout, Stderr io.Writer

@@ -108,9 +108,10 @@ func (r *Run) save() {
 }
 
 // stages is the pipeline, in the order it runs. A stage is a type with
-// String and Run, in a file of its own, and an entry here: --stages,
-// results.json and the report take the stages and their names from this
-// list alone.
+// String, Run and Needs, in a file of its own, and an entry here: --stages,
+// results.json's stages and doctor take the stages, their names and what
+// they need from this list alone. The report that ends the run is no stage
+// of it (finish).
 var stages = []Stage{
 	checkoutStage{},
 	buildStage{},
@@ -209,7 +210,7 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 	defer r.closeServerDirs()
 	defer r.closeDocker()
 	defer r.closeDatabase()
-	runStages(ctx, r, stages, record, selected, confined, logged)
+	runStages(ctx, r, stages, record, selected, logged)
 	r.closeDatabase()
 	r.closeDocker()
 	r.closeServerDirs()

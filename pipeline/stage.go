@@ -26,8 +26,7 @@ type Stage interface {
 
 // SkipError says a stage had nothing to do, and why. It is not a failure.
 type SkipError struct {
-	Reason       string
-	NotAvailable bool // the stage is not part of this version of patchproof
+	Reason string
 }
 
 func (e *SkipError) Error() string { return "skipped: " + e.Reason }
@@ -84,9 +83,6 @@ func record(s Stage, next action) action {
 			// A skip always says why: one without a reason is what a run
 			// that died left of a stage it never reached.
 			sr.Status, sr.Reason, sr.StartedAt, sr.DurationMS = results.StatusSkipped, cmp.Or(skip.Reason, "nothing to do"), nil, 0
-			if skip.NotAvailable {
-				sr.Status = results.StatusNotAvailable
-			}
 		case errors.Is(err, results.ErrCheckFailed):
 			sr.Status, sr.Error, sr.Message = results.StatusFailed, err.Error(), message(err)
 		default:
@@ -114,28 +110,6 @@ func selected(s Stage, next action) action {
 	return func(ctx context.Context, r *Run) error {
 		if !r.Config.wants(s) {
 			return Skip("not selected (--stages)")
-		}
-		return next(ctx, r)
-	}
-}
-
-// A hostRunner is a stage that executes code of the tree under test (its
-// php, its run-tests.php, its libphp.so). Under the Docker builder none of
-// that code may run on the host: the build is confined to a container, and
-// so must be everything that runs it. runsTreeOnHost reports whether, with
-// cfg, the stage would run that code on this host rather than in a
-// container.
-type hostRunner interface {
-	runsTreeOnHost(cfg *Config) bool
-}
-
-// confined keeps a stage from running the tree's code on this host under
-// --builder docker: such a stage is reported as not available there,
-// never run on the host instead.
-func confined(s Stage, next action) action {
-	return func(ctx context.Context, r *Run) error {
-		if h, ok := s.(hostRunner); ok && r.Config.inDocker() && h.runsTreeOnHost(r.Config) {
-			return &SkipError{NotAvailable: true, Reason: "not available with --builder docker: it would run the PR's code on this host, and it cannot run in a container yet"}
 		}
 		return next(ctx, r)
 	}

@@ -21,10 +21,6 @@ import (
 // base vs head, statistics on vs off, against the run's MariaDB.
 type benchStage struct{}
 
-// It runs the builds' module in Apache: on this host, or under --builder
-// docker in containers.
-func (benchStage) runsTreeOnHost(cfg *Config) bool { return !cfg.inDocker() }
-
 func (benchStage) String() string { return "bench" }
 
 func (benchStage) Needs(cfg *Config) []Need {

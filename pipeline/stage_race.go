@@ -27,10 +27,6 @@ import (
 // the change's code or ext/mysqlnd, fails the run.
 type raceStage struct{}
 
-// It runs the builds' module in Apache: on this host, or under --builder
-// docker in containers.
-func (raceStage) runsTreeOnHost(cfg *Config) bool { return !cfg.inDocker() }
-
 func (raceStage) String() string { return "race" }
 
 func (raceStage) Needs(cfg *Config) []Need {

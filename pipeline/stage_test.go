@@ -8,14 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/pipeline/results/resultstest"
 )
@@ -69,15 +67,14 @@ func TestRunStages(t *testing.T) {
 		fakeStage{name: "c", ran: &ran, err: errors.New("mariadb did not start")},
 		fakeStage{name: "d", ran: &ran, err: Skip("no ZTS build")},
 		fakeStage{name: "e", ran: &ran},
-		fakeStage{name: "f", ran: &ran, err: &SkipError{Reason: "not yet available", NotAvailable: true}},
 	}
-	r, _ := newTestRun(t, Config{Stages: selectStages("a", "b", "c", "d", "f")})
+	r, _ := newTestRun(t, Config{Stages: selectStages("a", "b", "c", "d")})
 	runStages(context.Background(), r, stages, record, selected, logged)
 
-	if d := cmp.Diff([]string{"a", "b", "c", "d", "f"}, ran); d != "" {
+	if d := cmp.Diff([]string{"a", "b", "c", "d"}, ran); d != "" {
 		t.Errorf("stages ran (-want +got):\n%s", d)
 	}
-	want := map[string]results.Status{"a": results.StatusPassed, "b": results.StatusFailed, "c": results.StatusError, "d": results.StatusSkipped, "e": results.StatusSkipped, "f": results.StatusNotAvailable}
+	want := map[string]results.Status{"a": results.StatusPassed, "b": results.StatusFailed, "c": results.StatusError, "d": results.StatusSkipped, "e": results.StatusSkipped}
 	if d := cmp.Diff(want, stageStatuses(r.Result)); d != "" {
 		t.Errorf("statuses (-want +got):\n%s", d)
 	}
@@ -235,65 +232,6 @@ func TestProgressActions(t *testing.T) {
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("progress lacks %q:\n%s", want, got)
-		}
-	}
-}
-
-// Under the Docker builder a stage that would run the tree's code on this
-// host does not run: it is not available, and says why. The tests stage
-// runs its suites in containers there, race and bench their servers, so
-// they run; a stage marked as running the tree on the host would not.
-func TestConfinedUnderDocker(t *testing.T) {
-	blockedUnderDocker := map[string]bool{"tests": false, "race": false, "bench": false}
-	for _, s := range Stages() {
-		h, marked := s.(hostRunner)
-		for _, builder := range []string{"host", "docker"} {
-			cfg := Config{Builder: builders.ExecutorKind(builder)}
-			r, _ := newTestRun(t, cfg)
-			ran := false
-			err := confined(s, func(context.Context, *Run) error { ran = true; return nil })(context.Background(), r)
-			var skip *SkipError
-			blocked := errors.As(err, &skip) && skip.NotAvailable && strings.Contains(skip.Reason, "--builder docker")
-			want := builder == "docker" && blockedUnderDocker[s.String()]
-			if blocked != want || ran == want {
-				t.Errorf("%s with --builder %s: ran %v, err %v; want blocked %v", s, builder, ran, err, want)
-			}
-			if marked && builder == "docker" && h.runsTreeOnHost(&cfg) != blockedUnderDocker[s.String()] {
-				t.Errorf("%s: runsTreeOnHost under docker = %v", s, h.runsTreeOnHost(&cfg))
-			}
-		}
-	}
-	// Every stage that runs the build's PHP is marked, and says it runs it
-	// on the host under the host builder.
-	for name := range blockedUnderDocker {
-		if !slices.ContainsFunc(Stages(), func(s Stage) bool {
-			h, ok := s.(hostRunner)
-			return ok && s.String() == name && h.runsTreeOnHost(&Config{Builder: builders.KindHost})
-		}) {
-			t.Errorf("stage %s runs the build's PHP but is not marked as doing so", name)
-		}
-	}
-}
-
-// hostOnlyStage is a stage that can only run the tree's code on this host.
-type hostOnlyStage struct{}
-
-func (hostOnlyStage) String() string                  { return "host-only" }
-func (hostOnlyStage) Run(context.Context, *Run) error { return nil }
-func (hostOnlyStage) runsTreeOnHost(*Config) bool     { return true }
-func (hostOnlyStage) Needs(*Config) []Need            { return nil }
-
-// A stage that would run the tree on this host is not run under the
-// Docker builder, and says why; under the host builder it runs.
-func TestConfinedBlocksHostOnlyStage(t *testing.T) {
-	for _, builder := range []string{"host", "docker"} {
-		r, _ := newTestRun(t, Config{Builder: builders.ExecutorKind(builder)})
-		ran := false
-		err := confined(hostOnlyStage{}, func(context.Context, *Run) error { ran = true; return nil })(context.Background(), r)
-		var skip *SkipError
-		blocked := errors.As(err, &skip) && skip.NotAvailable && strings.Contains(skip.Reason, "--builder docker")
-		if want := builder == "docker"; blocked != want || ran == want {
-			t.Errorf("--builder %s: ran %v, err %v; want blocked %v", builder, ran, err, want)
 		}
 	}
 }

@@ -27,10 +27,6 @@ const deflakeRuns = 3
 // against the run's MariaDB, then compares base and head.
 type testsStage struct{}
 
-// It runs the builds' own PHP: on this host, or under --builder docker in
-// containers (see Run.suiteExecutor).
-func (testsStage) runsTreeOnHost(cfg *Config) bool { return !cfg.inDocker() }
-
 func (testsStage) String() string { return "tests" }
 
 func (testsStage) Needs(cfg *Config) []Need {
