@@ -9,6 +9,7 @@ import (
 
 	"github.com/patchproof/patchproof/images"
 	"github.com/patchproof/patchproof/internal/docker"
+	"github.com/patchproof/patchproof/internal/proc"
 )
 
 // Docker runs commands in containers of a build image, through the Docker
@@ -70,7 +71,7 @@ func (d *Docker) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 		return nil, err
 	}
 	if code != 0 {
-		return &ExitError{Args: c.Args, Code: code}, nil
+		return &proc.ExitError{Args: c.Args, Code: code}, nil
 	}
 	return nil, nil
 }

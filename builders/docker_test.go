@@ -16,6 +16,7 @@ import (
 
 	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/internal/docker/dockertest"
+	"github.com/patchproof/patchproof/internal/proc"
 )
 
 // dockerForTest connects to the engine scripts/test starts, and makes (once,
@@ -65,7 +66,7 @@ func TestDockerExec(t *testing.T) {
 	ctx := context.Background()
 	var out bytes.Buffer
 	runErr, execErr := d.Exec(ctx, Cmd{Args: []string{"sh", "-c", "echo hi; echo err >&2; exit 3"}, Output: &out})
-	var ee *ExitError
+	var ee *proc.ExitError
 	if execErr != nil || !errors.As(runErr, &ee) || ee.Code != 3 {
 		t.Errorf("exit 3: runErr %v execErr %v", runErr, execErr)
 	}

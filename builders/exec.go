@@ -52,16 +52,6 @@ func ParseExecutorKind(s string) (ExecutorKind, error) {
 	return "", fmt.Errorf("unknown builder %q (host, docker)", s)
 }
 
-// ExitError is a runErr: the command ran and exited non-zero.
-type ExitError struct {
-	Args []string
-	Code int
-}
-
-func (e *ExitError) Error() string {
-	return fmt.Sprintf("%s exited with status %d", e.Args[0], e.Code)
-}
-
 // Host runs commands on this machine, each in its own process group:
 // cancelling the context kills the whole tree (make, its compilers, ...).
 // What it runs is the code under test: its environment is childenv's,
@@ -88,7 +78,7 @@ func (h *Host) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 	err := cmd.Run()
 	code, failed, execErr := proc.ExitStatus(ctx, c.Args[0], err)
 	if failed {
-		return &ExitError{Args: c.Args, Code: code}, nil
+		return &proc.ExitError{Args: c.Args, Code: code}, nil
 	}
 	return nil, execErr
 }

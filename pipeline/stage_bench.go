@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -104,8 +103,8 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 			r.Warn(s.String(), "bench.txt: %v", err)
 		}
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
+	if err := partsFailed(errs); err != nil {
+		return err
 	}
 	if len(regressed) > 0 {
 		return results.CheckFailed("the benchmark regressed: %s", strings.Join(regressed, ", "))

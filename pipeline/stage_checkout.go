@@ -43,8 +43,8 @@ func (checkoutStage) Run(ctx context.Context, r *Run) error {
 		res.Trees = results.Trees{Base: relPath(r.Dir, t.BaseTree), Head: relPath(r.Dir, t.HeadTree)}
 		r.save()
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
+	if err := partsFailed(errs); err != nil {
+		return err
 	}
 	if len(conflicts) > 0 {
 		return results.CheckFailed("backports do not apply: %s", strings.Join(conflicts, "; "))

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -55,8 +54,8 @@ func (codediffStage) Run(ctx context.Context, r *Run) error {
 	}
 	// A target that could not be compared does not keep the others from
 	// being compared; it makes the stage an error once they all were.
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
+	if err := partsFailed(errs); err != nil {
+		return err
 	}
 	if compared == 0 {
 		return Skip("no base and head builds of the same variant")

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -85,8 +84,8 @@ func (s raceStage) Run(ctx context.Context, r *Run) error {
 			failed = append(failed, j.t.Name+": "+e)
 		}
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
+	if err := partsFailed(errs); err != nil {
+		return err
 	}
 	if len(failed) > 0 {
 		return results.CheckFailed("not safe under concurrency: %s", strings.Join(failed, "; "))

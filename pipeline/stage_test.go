@@ -223,15 +223,44 @@ func TestProgressActions(t *testing.T) {
 	p := NewProgress(&out, true)
 	p.StageStart("build")
 	p.Annotate("ext/mysqlnd/mysqlnd_statistics.c", 206, "expected ';' before 'is'\n100% sure")
+	// The tree under test names its files: one cannot end the property.
+	p.Annotate("ext/a,line=1::b.c", 3, "x")
+	p.Warn("head: 2 warnings\n::error::not ours")
 	p.StageEnd("build", errors.New("1 of 4 builds failed"))
 	got := out.String()
 	for _, want := range []string{
 		"::group::build\n",
 		"::error file=ext/mysqlnd/mysqlnd_statistics.c,line=206::expected ';' before 'is'%0A100%25 sure\n",
+		"::error file=ext/a%2Cline=1%3A%3Ab.c,line=3::x\n",
+		"::warning::head: 2 warnings%0A::error::not ours\n",
 		"::endgroup::\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("progress lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// A stage whose parts could not all run errs with every part's message on
+// one line; with none, it has no error.
+func TestPartsFailed(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		msgs []string
+		want string // "" for no error
+	}{
+		{"none", nil, ""},
+		{"one", []string{"master: no such file"}, "master: no such file"},
+		{"two", []string{"master: a", "PHP-8.4: b"}, "master: a; PHP-8.4: b"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := partsFailed(tt.msgs)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Errorf("= %v, want nil", err)
+			case tt.want != "" && (err == nil || err.Error() != tt.want):
+				t.Errorf("= %v, want %q", err, tt.want)
+			}
+		})
 	}
 }

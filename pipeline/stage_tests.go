@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -174,11 +173,11 @@ func (s testsStage) Run(ctx context.Context, r *Run) error {
 		r.setTarget(t, func(tr *results.TargetResult) { tr.Tests = res })
 		errs = append(errs, res.Errors...)
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
+	if err := partsFailed(errs); err != nil {
+		return err
 	}
-	if len(infra) > 0 {
-		return errors.New(strings.Join(infra, "; "))
+	if err := partsFailed(infra); err != nil {
+		return err
 	}
 	if len(regressions) > 0 {
 		return results.CheckFailed("%d tests regressed: %s", len(regressions), strings.Join(regressions, ", "))
