@@ -33,14 +33,15 @@ import (
 
 	"github.com/patchproof/patchproof/internal/cachedir"
 	"github.com/patchproof/patchproof/internal/childenv"
+	"github.com/patchproof/patchproof/internal/side"
 )
 
 // Spec is what to build.
 type Spec struct {
-	Label    string // e.g. "PHP-8.2 base/nts", for logs
-	Side     string // "base" or "head": recorded, not used to build
-	Source   string // the source tree (it is copied, never written)
-	TreeHash string // the git tree hash of Source: its identity
+	Label    string    // e.g. "PHP-8.2 base/nts", for logs
+	Side     side.Side // recorded, not used to build
+	Source   string    // the source tree (it is copied, never written)
+	TreeHash string    // the git tree hash of Source: its identity
 	Variant  Variant
 	Profile  Profile
 	Jobs     int       // make -j
@@ -58,7 +59,7 @@ type Spec struct {
 // Build is a finished (or failed) build. It is part of results.json.
 type Build struct {
 	Label         string         `json:"label"`
-	Side          string         `json:"side"`
+	Side          side.Side      `json:"side"`
 	Variant       Variant        `json:"variant"`
 	Profile       Profile        `json:"profile"`
 	Executor      string         `json:"executor"`

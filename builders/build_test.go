@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/patchproof/patchproof/internal/cachedir"
+	"github.com/patchproof/patchproof/internal/proc"
 )
 
 // fakeTree writes a source tree shaped like a release tarball whose
@@ -179,7 +180,7 @@ func TestHostExec(t *testing.T) {
 	ctx := context.Background()
 	var out bytes.Buffer
 	runErr, execErr := h.Exec(ctx, Cmd{Args: []string{"sh", "-c", "echo hi; exit 3"}, Output: &out})
-	var ee *ExitError
+	var ee *proc.ExitError
 	if execErr != nil || !errors.As(runErr, &ee) || ee.Code != 3 || out.String() != "hi\n" {
 		t.Errorf("exit 3: runErr %v execErr %v out %q", runErr, execErr, out.String())
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/patchproof/patchproof/images"
 	"github.com/patchproof/patchproof/internal/docker"
+	"github.com/patchproof/patchproof/internal/proc"
 )
 
 // Docker runs commands in containers of a build image, through the Docker
@@ -29,11 +30,7 @@ type Docker struct {
 
 var _ Executor = (*Docker)(nil)
 
-func (d *Docker) String() string { return "docker" }
-
-// NewDockerClient connects to the engine of DOCKER_HOST (or the default
-// socket), negotiating the API version: Debian's dockerd speaks 1.41.
-func NewDockerClient(ctx context.Context) (*client.Client, error) { return docker.Connect(ctx) }
+func (d *Docker) String() string { return string(KindDocker) }
 
 // ID is the build image's ID.
 func (d *Docker) ID(ctx context.Context) (string, error) {
@@ -74,7 +71,7 @@ func (d *Docker) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 		return nil, err
 	}
 	if code != 0 {
-		return &ExitError{Args: c.Args, Code: code}, nil
+		return &proc.ExitError{Args: c.Args, Code: code}, nil
 	}
 	return nil, nil
 }

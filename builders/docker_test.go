@@ -14,7 +14,9 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 
+	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/internal/docker/dockertest"
+	"github.com/patchproof/patchproof/internal/proc"
 )
 
 // dockerForTest connects to the engine scripts/test starts, and makes (once,
@@ -22,7 +24,7 @@ import (
 func dockerForTest(t *testing.T, cache string) *Docker {
 	t.Helper()
 	ctx := context.Background()
-	c, err := NewDockerClient(ctx)
+	c, err := docker.Connect(ctx)
 	if err != nil {
 		t.Skipf("no Docker engine (scripts/test starts one): %v", err)
 	}
@@ -64,7 +66,7 @@ func TestDockerExec(t *testing.T) {
 	ctx := context.Background()
 	var out bytes.Buffer
 	runErr, execErr := d.Exec(ctx, Cmd{Args: []string{"sh", "-c", "echo hi; echo err >&2; exit 3"}, Output: &out})
-	var ee *ExitError
+	var ee *proc.ExitError
 	if execErr != nil || !errors.As(runErr, &ee) || ee.Code != 3 {
 		t.Errorf("exit 3: runErr %v execErr %v", runErr, execErr)
 	}

@@ -43,14 +43,23 @@ type Executor interface {
 	String() string
 }
 
-// ExitError is a runErr: the command ran and exited non-zero.
-type ExitError struct {
-	Args []string
-	Code int
-}
+// ExecutorKind names where builds run: on this host, or in Docker
+// containers, where under --builder docker the suites and servers that run
+// a build's code run too. results.json spells it "host" or "docker".
+type ExecutorKind string
 
-func (e *ExitError) Error() string {
-	return fmt.Sprintf("%s exited with status %d", e.Args[0], e.Code)
+const (
+	KindHost   ExecutorKind = "host"
+	KindDocker ExecutorKind = "docker"
+)
+
+// ParseExecutorKind reads an executor's name: host or docker.
+func ParseExecutorKind(s string) (ExecutorKind, error) {
+	switch k := ExecutorKind(s); k {
+	case KindHost, KindDocker:
+		return k, nil
+	}
+	return "", fmt.Errorf("unknown builder %q (host, docker)", s)
 }
 
 // Host runs commands on this machine, each in its own process group:
@@ -63,7 +72,7 @@ type Host struct {
 
 var _ Executor = (*Host)(nil)
 
-func (h *Host) String() string { return "host" }
+func (h *Host) String() string { return string(KindHost) }
 
 // Exec runs c.
 func (h *Host) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
@@ -79,7 +88,7 @@ func (h *Host) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 	err := cmd.Run()
 	code, failed, execErr := proc.ExitStatus(ctx, c.Args[0], err)
 	if failed {
-		return &ExitError{Args: c.Args, Code: code}, nil
+		return &proc.ExitError{Args: c.Args, Code: code}, nil
 	}
 	return nil, execErr
 }

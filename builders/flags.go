@@ -25,6 +25,16 @@ const (
 	TSan Variant = "tsan"
 )
 
+// ParseVariant reads a variant a run may be asked to build: nts or zts.
+// TSan builds are the concurrency check's to ask for, never a user's.
+func ParseVariant(s string) (Variant, error) {
+	switch v := Variant(s); v {
+	case NTS, ZTS:
+		return v, nil
+	}
+	return "", fmt.Errorf("unknown variant %q (nts, zts)", s)
+}
+
 // Threaded reports whether v is a thread-safe (ZTS) build.
 func (v Variant) Threaded() bool { return v == ZTS || v == TSan }
 
@@ -43,6 +53,15 @@ const (
 	// pdo_mysql, for fidelity runs. It needs the image's -dev packages.
 	ProfileOfficial Profile = "official"
 )
+
+// ParseProfile reads a profile's name: mysql or official.
+func ParseProfile(s string) (Profile, error) {
+	switch p := Profile(s); p {
+	case ProfileMySQL, ProfileOfficial:
+		return p, nil
+	}
+	return "", fmt.Errorf("unknown profile %q (mysql, official)", s)
+}
 
 // Env returns the compiler flags of a variant as environment assignments:
 // the official image's, plus ThreadSanitizer's for TSan.

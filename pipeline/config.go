@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/patchproof/patchproof/internal/secretenv"
+	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/report"
@@ -39,11 +40,11 @@ type Config struct {
 	Target     string            // run only this target of the plan (one CI job per target)
 	Backports  map[string]string // branch -> an explicit backport ref
 
-	Variants []string // nts, zts
-	Builder  string   // host or docker
-	Profile  string   // mysql or official
-	Stages   []string // subset of StageNames(); empty means all
-	Jobs     int      // concurrent builds and suite runs; 0 picks for each
+	Variants []builders.Variant    // nts, zts (builders.ParseVariant)
+	Builder  builders.ExecutorKind // host or docker
+	Profile  builders.Profile      // mysql or official
+	Stages   StageSet              // the zero value selects every stage
+	Jobs     int                   // concurrent builds and suite runs; 0 picks for each
 	// SuiteJobs is how many builds run their test suites at once. The suites
 	// mostly wait on the server, so by default every build runs at once;
 	// an explicit --jobs bounds them too.
@@ -56,10 +57,9 @@ type Config struct {
 	Limits checkout.Limits
 
 	ExpectNTSNoop bool // changed NTS machine code fails the run
-	// Bench is the benchmark's settings: "quick" (40 CPU windows of 1 s,
-	// 200-request counted windows) or "report" (30 of 2 s, 1000-request
-	// counted windows), for runners.
-	Bench   string
+	// Bench is the benchmark's settings: BenchQuick by default, or
+	// BenchReport for runners.
+	Bench   BenchMode
 	Threads int // PHP threads of the benchmark's and the concurrency check's server; default 16
 	// Sweep lists the thread counts at which the benchmark also measures
 	// the CPU cost of statistics (the scaling chart); none by default.
@@ -91,12 +91,15 @@ type Config struct {
 	// $PATCHPROOF_GITHUB_API, else https://api.github.com/.
 	GitHubAPI string
 
-	// Getenv reads the environment: the GitHub token, $GITHUB_RUN_ID,
-	// $GITHUB_STEP_SUMMARY, $GITHUB_ACTIONS, $PATCHPROOF_CACHE,
-	// $PATCHPROOF_DEBIAN_MIRROR. Nothing else in a run reads it; child
-	// processes get only what internal/childenv allows them of it. nil
-	// means secretenv.Getenv: os.Getenv, but for the token main took out
-	// of the environment.
+	// Getenv reads the run's settings from the environment: the GitHub
+	// token ($GITHUB_TOKEN, $GH_TOKEN), $PATCHPROOF_GITHUB_API,
+	// $PATCHPROOF_GITHUB_LOGIN, $PATCHPROOF_CACHE, $PATCHPROOF_DEBIAN_MIRROR,
+	// and from GitHub Actions $GITHUB_ACTIONS, $GITHUB_RUN_ID,
+	// $GITHUB_SERVER_URL, $GITHUB_REPOSITORY and $GITHUB_STEP_SUMMARY. No
+	// other setting comes from the environment; the processes a run starts
+	// get only what internal/childenv allows them of it. nil means
+	// secretenv.Getenv: os.Getenv, but for the token main took out of the
+	// environment.
 	Getenv func(string) string
 
 	Stdout, Stderr io.Writer
@@ -112,13 +115,13 @@ type Config struct {
 
 func (c *Config) setDefaults() {
 	if len(c.Variants) == 0 {
-		c.Variants = []string{"nts", "zts"}
+		c.Variants = []builders.Variant{builders.NTS, builders.ZTS}
 	}
 	if c.Builder == "" {
-		c.Builder = "host"
+		c.Builder = builders.KindHost
 	}
 	if c.Profile == "" {
-		c.Profile = "mysql"
+		c.Profile = builders.ProfileMySQL
 	}
 	if c.SuiteJobs <= 0 {
 		c.SuiteJobs = c.Jobs
@@ -130,7 +133,7 @@ func (c *Config) setDefaults() {
 		c.Jobs = max(1, runtime.NumCPU()/2)
 	}
 	if c.Bench == "" {
-		c.Bench = "quick"
+		c.Bench = BenchQuick
 	}
 	if c.Objects == "" {
 		c.Objects = "ext/mysqlnd/*.o"
@@ -161,8 +164,8 @@ func (c *Config) setDefaults() {
 
 // ReportOptions are the report's options for c: where the summary goes
 // (Out, else Stdout; $GITHUB_STEP_SUMMARY) and, with Post, the pull request
-// and the GitHub client to post with. The run's report stage and 'patchproof
-// report' both publish with them.
+// and the GitHub client to post with. The report that ends a run and
+// 'patchproof report' both publish with them.
 func (c Config) ReportOptions() report.Options {
 	c.setDefaults()
 	opt := report.Options{
@@ -217,8 +220,68 @@ func (c *Config) Demo() bool { return c.Repo == "" && c.PR == 0 }
 // concurrency check worth its name: below it, threads rarely meet.
 const minRaceRequests = 100
 
-func (c *Config) wants(stage string) bool {
-	return len(c.Stages) == 0 || slices.Contains(c.Stages, stage)
+// wants reports whether --stages selected s.
+func (c *Config) wants(s Stage) bool { return c.Stages.Has(s.String()) }
+
+// inDocker reports whether the build's code runs in containers
+// (--builder docker), and so everything that runs it.
+func (c *Config) inDocker() bool { return c.Builder == builders.KindDocker }
+
+// BenchMode is the benchmark's settings, by --bench's names.
+type BenchMode string
+
+const (
+	// BenchQuick is 40 CPU windows of 1 s and 200-request counted
+	// windows: the default.
+	BenchQuick BenchMode = "quick"
+	// BenchReport is 30 CPU windows of 2 s and 1000-request counted
+	// windows, for runners.
+	BenchReport BenchMode = "report"
+)
+
+// ParseBenchMode reads --bench: quick or report.
+func ParseBenchMode(s string) (BenchMode, error) {
+	switch m := BenchMode(s); m {
+	case BenchQuick, BenchReport:
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown benchmark settings %q (quick, report)", s)
+}
+
+// StageSet is the stages a run selects (--stages). The zero value selects
+// every stage.
+type StageSet struct {
+	names []string // as given, in the order given; nil with all
+	some  bool     // names says which; false selects all
+}
+
+// ParseStageSet reads --stages' items: each the name of a stage of the
+// list (StageNames), or "report", which selects nothing: the report is
+// every run's last step, and scripts written when it was a stage still
+// name it.
+func ParseStageSet(items []string) (StageSet, error) {
+	set := StageSet{names: []string{}, some: true}
+	for _, s := range items {
+		switch {
+		case s == reportStep:
+		case slices.Contains(StageNames(), s):
+			set.names = append(set.names, s)
+		default:
+			return StageSet{}, fmt.Errorf("unknown stage %q (stages: %s)", s, strings.Join(StageNames(), ","))
+		}
+	}
+	return set, nil
+}
+
+// Has reports whether the set selects the stage named name.
+func (s StageSet) Has(name string) bool { return !s.some || slices.Contains(s.names, name) }
+
+// Names are the stages selected: as given, or every stage's in order.
+func (s StageSet) Names() []string {
+	if !s.some {
+		return StageNames()
+	}
+	return slices.Clone(s.names)
 }
 
 // validate checks what can be checked before anything runs: every value's
@@ -227,25 +290,6 @@ func (c *Config) wants(stage string) bool {
 func (c *Config) validate() error {
 	if err := c.validateValues(); err != nil {
 		return err
-	}
-	for _, s := range c.Stages {
-		if !slices.Contains(StageNames(), s) {
-			return &results.InputError{Input: "--stages " + strings.Join(c.Stages, ","), Err: fmt.Errorf("unknown stage %q (stages: %s)", s, strings.Join(StageNames(), ","))}
-		}
-	}
-	for _, v := range c.Variants {
-		if v != "nts" && v != "zts" {
-			return &results.InputError{Input: "--variants " + strings.Join(c.Variants, ","), Err: fmt.Errorf("unknown variant %q (nts, zts)", v)}
-		}
-	}
-	if c.Builder != "host" && c.Builder != "docker" {
-		return &results.InputError{Input: "--builder " + c.Builder, Err: fmt.Errorf("unknown builder (host, docker)")}
-	}
-	if c.Profile != "mysql" && c.Profile != "official" {
-		return &results.InputError{Input: "--profile " + c.Profile, Err: fmt.Errorf("unknown profile (mysql, official)")}
-	}
-	if c.Bench != "quick" && c.Bench != "report" {
-		return &results.InputError{Input: "--bench " + c.Bench, Err: fmt.Errorf("unknown benchmark settings (quick, report)")}
 	}
 	if c.RaceRequests < 0 || (c.RaceRequests > 0 && c.RaceRequests < minRaceRequests) {
 		return &results.InputError{Input: fmt.Sprintf("--race-requests %d", c.RaceRequests), Err: fmt.Errorf("want at least %d (0: the default)", minRaceRequests)}

@@ -54,7 +54,7 @@ func (r *Run) Database(ctx context.Context) (*mysqld.Server, error) {
 	}
 	opt := mysqld.Options{Dir: dir, Log: log}
 	where := "on this host"
-	if r.Config.Builder == "docker" {
+	if r.Config.inDocker() {
 		// In a container of its own on the run's network: the suites'
 		// containers reach it there, and nothing else does.
 		d, err := r.databaseContainer(ctx, log)

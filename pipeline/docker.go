@@ -109,7 +109,7 @@ func (r *Run) imageOptions(log io.Writer) docker.ImageOptions {
 // database container's network namespace, so that they reach it at
 // 127.0.0.1 as on a host, and the run's internal network, nothing else.
 func (r *Run) suiteExecutor(ctx context.Context, db *mysqld.Server) (phptests.Executor, error) {
-	if r.Config.Builder != "docker" {
+	if !r.Config.inDocker() {
 		return phptests.Host{}, nil
 	}
 	if db.ContainerID == "" {
@@ -134,7 +134,7 @@ func (r *Run) suiteExecutor(ctx context.Context, db *mysqld.Server) (phptests.Ex
 // and nothing else, and this host reaches Apache at the database
 // container's address.
 func (r *Run) serverContainer(ctx context.Context, db *mysqld.Server) (*httpd.Container, error) {
-	if r.Config.Builder != "docker" {
+	if !r.Config.inDocker() {
 		return nil, nil
 	}
 	if db.ContainerID == "" {

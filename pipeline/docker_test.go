@@ -16,6 +16,7 @@ import (
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/internal/docker/dockertest"
+	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
@@ -35,7 +36,7 @@ done >"$status"
 `
 
 // fakeDockerBuild is a successful build whose php is dockerPHP.
-func fakeDockerBuild(t *testing.T, s string, slow bool) *builders.Build {
+func fakeDockerBuild(t *testing.T, s side.Side, slow bool) *builders.Build {
 	t.Helper()
 	dir := t.TempDir()
 	files := map[string]string{
@@ -55,7 +56,7 @@ func fakeDockerBuild(t *testing.T, s string, slow bool) *builders.Build {
 			t.Fatal(err)
 		}
 	}
-	return &builders.Build{Label: "PHP-8.2 " + s + "/nts", Side: s, Variant: builders.NTS, OK: true, Dir: dir, PHP: filepath.Join(dir, "sapi/cli/php")}
+	return &builders.Build{Label: "PHP-8.2 " + string(s) + "/nts", Side: s, Variant: builders.NTS, OK: true, Dir: dir, PHP: filepath.Join(dir, "sapi/cli/php")}
 }
 
 // ownedObjects counts the containers and networks this process owns.
@@ -75,14 +76,14 @@ func ownedObjects(t *testing.T, c *client.Client) int {
 
 func dockerRun(t *testing.T, slow bool) *Run {
 	t.Helper()
-	r, _ := newTestRun(t, Config{Builder: "docker", Variants: []string{"nts"}, SuiteJobs: 2, Getenv: os.Getenv})
+	r, _ := newTestRun(t, Config{Builder: builders.KindDocker, Variants: []builders.Variant{builders.NTS}, SuiteJobs: 2, Getenv: os.Getenv})
 	r.Cache = dockertest.ImageOptions(t).CacheDir
-	r.Targets = []*Target{{Name: "PHP-8.2", Builds: []*builders.Build{fakeDockerBuild(t, "base", slow), fakeDockerBuild(t, "head", slow)},
+	r.Targets = []*Target{{Name: "PHP-8.2", Builds: []*builders.Build{fakeDockerBuild(t, side.Base, slow), fakeDockerBuild(t, side.Head, slow)},
 		Result: &results.TargetResult{Name: "PHP-8.2"}}}
 	return r
 }
 
-// Under --builder docker the tests stage runs (confined lets it), with the
+// Under --builder docker the tests stage runs, with the
 // database in a container and every build's suites in containers, and
 // leaves nothing behind when the run ends, also when it is cancelled
 // mid-suite.
@@ -97,7 +98,7 @@ func TestTestsStageInDocker(t *testing.T) {
 	defer cancel()
 	r.ctx = ctx
 	start := time.Now()
-	err := confined(testsStage{}, testsStage{}.Run)(ctx, r)
+	err := testsStage{}.Run(ctx, r)
 	if err != nil {
 		t.Fatalf("tests stage: %v", err)
 	}

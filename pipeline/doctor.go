@@ -13,7 +13,16 @@ import (
 	"github.com/patchproof/patchproof/workloads/mysqld"
 )
 
-// Requirement is a host tool a stage needs.
+// A Need is a host tool a stage needs, as the stage declares it (Stage's
+// Needs): what doctor checks.
+type Need struct {
+	Tool     string // a program looked up in PATH; "" for nothing to install
+	Package  string // the Debian package that has it
+	Why      string
+	Optional bool
+}
+
+// Requirement is a stage's Need on this host, and whether it is there.
 type Requirement struct {
 	Stage    string `json:"stage"`
 	Tool     string `json:"tool"`    // a program looked up in PATH
@@ -23,59 +32,23 @@ type Requirement struct {
 	Found    string `json:"found,omitempty"` // its path, when found
 }
 
-// Requirements lists what each stage needs on this host for a builder.
-func Requirements(builder string) []Requirement {
-	reqs := []Requirement{
-		{Stage: "checkout", Tool: "", Package: "", Why: "go-git is built in; the demo downloads Debian's php8.2 source package once"},
-	}
-	switch builder {
-	case "docker":
-		reqs = append(reqs,
-			Requirement{Stage: "build", Tool: "dockerd", Package: "docker.io", Why: "the Docker engine the builds run in"},
-			Requirement{Stage: "build", Tool: "debootstrap", Package: "debootstrap", Why: "makes the Debian base image where no registry is reachable"},
-		)
-	default:
-		reqs = append(reqs,
-			Requirement{Stage: "build", Tool: "gcc", Package: "gcc", Why: "compiles PHP"},
-			Requirement{Stage: "build", Tool: "make", Package: "make", Why: "runs PHP's build"},
-			Requirement{Stage: "build", Tool: "pkg-config", Package: "pkg-config", Why: "configure finds libraries with it"},
-			Requirement{Stage: "build", Tool: "apxs2", Package: "apache2-dev", Why: "ZTS builds the Apache module the benchmark loads"},
-			Requirement{Stage: "build", Tool: "autoconf", Package: "autoconf", Why: "git checkouts have no configure: ./buildconf"},
-			Requirement{Stage: "build", Tool: "bison", Package: "bison", Why: "git checkouts generate their parsers"},
-			Requirement{Stage: "build", Tool: "re2c", Package: "re2c", Why: "git checkouts generate their scanners"},
-			Requirement{Stage: "build", Tool: "ccache", Package: "ccache", Why: "a head build after its base recompiles only what changed", Optional: true},
-		)
-	}
-	if builder != "docker" {
-		// Under docker the server runs in a container of an image with
-		// Debian's MariaDB, and the suites in the build image.
-		reqs = append(reqs,
-			Requirement{Stage: "tests", Tool: "mariadbd", Package: "mariadb-server", Why: "the MySQL-compatible server the suites run against"},
-			Requirement{Stage: "tests", Tool: "mariadb-install-db", Package: "mariadb-server", Why: "initialises the server's datadir"},
-		)
-	}
-	if builder != "docker" {
-		// Under docker Apache and valgrind are in the serve image.
-		reqs = append(reqs,
-			Requirement{Stage: "race", Tool: "apache2", Package: "apache2", Why: "16 threads of one process serve the concurrency check"},
-			Requirement{Stage: "bench", Tool: "apache2", Package: "apache2", Why: "mpm_event with 16 threads loads the ZTS module"},
-			Requirement{Stage: "bench", Tool: "valgrind", Package: "valgrind", Why: "callgrind counts instructions per request"},
-		)
-	}
-	reqs = append(reqs,
-		Requirement{Stage: "race", Tool: "addr2line", Package: "binutils", Why: "names the frames of ThreadSanitizer's reports"},
-		Requirement{Stage: "race", Tool: "gcc", Package: "libtsan2", Why: "-fsanitize=thread and the TSan runtime (gcc -print-file-name=libtsan.so)"},
-		Requirement{Stage: "bench", Tool: "wrk", Package: "wrk", Why: "the HTTP load"},
-		Requirement{Stage: "bench", Tool: "gcc", Package: "gcc", Why: "compiles the lock counter"},
-	)
-	for i := range reqs {
-		if reqs[i].Tool == "" {
-			continue
-		}
-		if p, err := exec.LookPath(reqs[i].Tool); err == nil {
-			reqs[i].Found = p
-		} else if p, err := exec.LookPath("/usr/sbin/" + reqs[i].Tool); err == nil {
-			reqs[i].Found = p
+// Requirements lists what each stage needs on this host for a builder, in
+// the stages' order, from what each stage declares.
+func Requirements(builder builders.ExecutorKind) []Requirement {
+	cfg := &Config{Builder: builder}
+	cfg.setDefaults()
+	var reqs []Requirement
+	for _, s := range stages {
+		for _, n := range s.Needs(cfg) {
+			r := Requirement{Stage: s.String(), Tool: n.Tool, Package: n.Package, Why: n.Why, Optional: n.Optional}
+			if r.Tool != "" {
+				if p, err := exec.LookPath(r.Tool); err == nil {
+					r.Found = p
+				} else if p, err := exec.LookPath("/usr/sbin/" + r.Tool); err == nil {
+					r.Found = p
+				}
+			}
+			reqs = append(reqs, r)
 		}
 	}
 	return reqs

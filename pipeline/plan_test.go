@@ -78,7 +78,7 @@ func TestBackports(t *testing.T) {
 	out := t.TempDir()
 	res, err := Execute(context.Background(), Config{
 		Repo: repo, PR: 9, Base: "master", BackportTo: []string{"PHP-8.4", "PHP-8.5"},
-		Stages: []string{"checkout"}, Out: out, Cache: t.TempDir(),
+		Stages: selectStages("checkout"), Out: out, Cache: t.TempDir(),
 	})
 	if !errors.Is(err, results.ErrCheckFailed) {
 		t.Fatalf("Execute = %v, want a failed check (a backport conflicts)", err)

@@ -8,25 +8,37 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/pipeline/results/resultstest"
 )
 
 // A run that validates something other than the PR it posts on (the demo,
-// say) posts with --post-to; a second run updates the same comment.
+// say) posts with --post-to; a second run updates the same comment. The
+// report follows every run: --stages need not name it, and may, as
+// scripts written when it was a stage do.
 func TestRunPostTo(t *testing.T) {
 	f := resultstest.PRFake(t)
 	repo := backportRepo(t)
 	cache := t.TempDir()
-	for _, runID := range []string{"1", "2"} {
+	for _, tt := range []struct{ runID, stages string }{{"1", "checkout,report"}, {"2", "checkout"}} {
+		runID := tt.runID
+		stages, err := ParseStageSet(strings.Split(tt.stages, ","))
+		if err != nil {
+			t.Fatal(err)
+		}
 		e := resultstest.Env{"GITHUB_TOKEN": resultstest.Token, "GITHUB_RUN_ID": runID}
-		_, err := Execute(context.Background(), Config{
-			Repo: repo, Base: "master", Head: "pull/9/head", Stages: []string{"checkout", "report"},
+		res, err := Execute(context.Background(), Config{
+			Repo: repo, Base: "master", Head: "pull/9/head", Stages: stages,
 			Post: true, PostTo: "php/php-src#4242", GitHubAPI: f.URL(), Getenv: e.Get,
 			Out: t.TempDir(), Cache: cache,
 		})
 		if err != nil {
 			t.Fatalf("run %s: %v", runID, err)
+		}
+		if d := cmp.Diff([]string{"checkout"}, res.Settings.Stages); d != "" {
+			t.Errorf("run %s: settings' stages (-want +got):\n%s", runID, d)
 		}
 		cs := f.Comments("php", "php-src", 4242)
 		if len(cs) != 1 {

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/ghactions"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
@@ -74,7 +75,7 @@ func (p *Progress) Warn(msg string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.actions {
-		fmt.Fprintf(p.w, "::warning::%s\n", escapeAnnotation(msg))
+		fmt.Fprintf(p.w, "::warning::%s\n", ghactions.Message(msg))
 		return
 	}
 	fmt.Fprintf(p.w, "    warning: %s\n", msg)
@@ -88,11 +89,7 @@ func (p *Progress) Annotate(file string, line int, msg string) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "::error file=%s,line=%d::%s\n", file, line, escapeAnnotation(msg))
-}
-
-func escapeAnnotation(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
+	fmt.Fprintf(p.w, "::error file=%s,line=%d::%s\n", ghactions.Property(file), line, ghactions.Message(msg))
 }
 
 // Summary prints one row per stage.

@@ -1,9 +1,10 @@
 // Package pipeline owns a patchproof run: its Config (the one place the
 // environment is read), the plan of targets (each a base and a head commit),
 // the ordered list of stages that check them and the wrappers around every
-// stage (recording, selection, logs), and what the stages share for the
-// run's length (the MariaDB of Run.Database). The Result every stage adds to
-// is pipeline/results'; the report is pipeline/report's.
+// stage (recording, selection, logs), what the stages share for the run's
+// length (the MariaDB of Run.Database), and the run's end: its verdict and
+// the report of it, delivered once (finish). The Result every stage adds to
+// is pipeline/results'; rendering and posting the report is pipeline/report's.
 //
 // A failed stage does not stop the others; each stage checks its own
 // inputs, so a run always ends with a report that says what passed, what
@@ -107,9 +108,10 @@ func (r *Run) save() {
 }
 
 // stages is the pipeline, in the order it runs. A stage is a type with
-// String and Run, in a file of its own, and an entry here: --stages,
-// results.json and the report take the stages and their names from this
-// list alone.
+// String, Run and Needs, in a file of its own, and an entry here: --stages,
+// results.json's stages and doctor take the stages, their names and what
+// they need from this list alone. The report that ends the run is no stage
+// of it (finish).
 var stages = []Stage{
 	checkoutStage{},
 	buildStage{},
@@ -117,7 +119,6 @@ var stages = []Stage{
 	testsStage{},
 	raceStage{},
 	benchStage{},
-	reportStage{},
 }
 
 // Stages returns the pipeline's stages in order.
@@ -223,23 +224,12 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 	defer r.closeServerDirs()
 	defer r.closeDocker()
 	defer r.closeDatabase()
-	runStages(ctx, r, stages, record, selected, confined, logged)
+	runStages(ctx, r, stages, record, selected, logged)
 	r.closeDatabase()
 	r.closeDocker()
 	r.closeServerDirs()
 
 	finish(ctx, r)
-	if ctx.Err() != nil {
-		// Interrupted: the report stage did not run. summary.md still says
-		// what finished and what did not; nothing is posted.
-		opt := cfg.ReportOptions()
-		opt.Out, opt.Post = out, false
-		ictx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if _, err := report.Publish(ictx, opt, []*results.Result{r.Result}); err != nil {
-			progress.Warn("summary of the interrupted run: " + err.Error())
-		}
-		cancel()
-	}
 	r.Progress.Summary(r.Result)
 	switch r.Result.Status {
 	case results.StatusPassed:
@@ -250,19 +240,85 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 	return r.Result, errors.New(r.Result.Error)
 }
 
-// finish sets the run's status and exit code from its stages.
+// finish ends every run, finished or interrupted, in one way: the run's
+// status and exit code from its stages, then the report of it, published
+// once (summary.md, $GITHUB_STEP_SUMMARY, and with --post the comment and
+// commit status), then results.json. The report is the run's last step,
+// not a stage: it renders the verdict it is part of. results.json is
+// written with that verdict only once the report is delivered, so a run
+// killed while it posts reads as incomplete.
 func finish(ctx context.Context, r *Run) {
 	res := r.Result
 	now := time.Now().UTC().Truncate(time.Second)
 	res.FinishedAt = &now
-	if ctx.Err() != nil {
+	interrupted := ctx.Err() != nil
+	if interrupted {
 		res.Status, res.ExitCode, res.Error = results.StatusIncomplete, 2, "interrupted"
 	} else {
-		// The same verdict the report stage rendered, now that it has run.
 		v := results.StageVerdict(res.Stages)
 		res.Status, res.ExitCode, res.Error = v.Status, v.ExitCode(), v.Reason
 	}
+	if err := publish(ctx, r, interrupted); err != nil {
+		if interrupted {
+			// The run is incomplete already; its summary is a courtesy.
+			r.Progress.Warn("summary of the interrupted run: " + err.Error())
+		} else {
+			// Not delivered: the run could not do what it was asked.
+			reason := "report: " + err.Error()
+			if res.Status == results.StatusError {
+				reason = res.Error + "; " + reason
+			}
+			res.Status, res.ExitCode, res.Error = results.StatusError, 2, reason
+		}
+	}
 	r.save()
+}
+
+// reportStep names the report on the progress display and its log,
+// logs/report.log.
+const reportStep = "report"
+
+// publish delivers the report of the run as it ends. An interrupted run
+// still writes summary.md, which says what finished and what did not, with
+// a little time of its own, and never posts.
+func publish(ctx context.Context, r *Run, interrupted bool) error {
+	opt := r.Config.ReportOptions()
+	opt.Out = r.Dir
+	if interrupted {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		opt.Post = false
+	}
+	r.Progress.StageStart(reportStep)
+	log, logErr := os.Create(filepath.Join(r.Dir, "logs", reportStep+".log"))
+	if logErr != nil {
+		r.Progress.Warn(fmt.Sprintf("report log: %v", logErr))
+	} else {
+		defer log.Close()
+	}
+	pub, err := report.Publish(ctx, opt, []*results.Result{r.Result})
+	if pub != nil {
+		if log != nil {
+			pub.WriteLog(log)
+		}
+		if pub.Summary != "" {
+			r.Progress.Step("summary: %s", relPath(r.Dir, pub.Summary))
+		}
+		if pub.Comment != nil {
+			r.Progress.Step("comment %s %s", pub.Comment.Action, pub.Comment.URL)
+		}
+		for _, n := range pub.Notes {
+			// Said after the summary was rendered: results.json keeps it.
+			r.Result.Warnings = append(r.Result.Warnings, n)
+			r.Progress.Warn(n)
+		}
+	}
+	if err != nil && log != nil {
+		fmt.Fprintf(log, "report: %v\n", err)
+	}
+	r.Progress.StageEnd(reportStep, err)
+	return err
 }
 
 // checkOut rejects an output directory that cannot be made or written,
@@ -309,13 +365,13 @@ func settingsOf(c *Config) results.Settings {
 	if c.Demo() {
 		repo = "demo (PHP 8.2.32 + mysqlnd atomic statistics)"
 	}
-	names := c.Stages
-	if len(names) == 0 {
-		names = StageNames()
+	variants := make([]string, len(c.Variants))
+	for i, v := range c.Variants {
+		variants[i] = string(v)
 	}
 	return results.Settings{
-		Repo: repo, PR: c.PR, Demo: c.Demo(), Variants: c.Variants, Builder: c.Builder,
-		Profile: c.Profile, Jobs: c.Jobs, Stages: names, ExpectNTSNoop: c.ExpectNTSNoop,
+		Repo: repo, PR: c.PR, Demo: c.Demo(), Variants: variants, Builder: string(c.Builder),
+		Profile: string(c.Profile), Jobs: c.Jobs, Stages: c.Stages.Names(), ExpectNTSNoop: c.ExpectNTSNoop,
 	}
 }
 

@@ -16,22 +16,34 @@ import (
 
 // A Stage is one step of the pipeline. Timing, logging, skipping and log
 // groups wrap it from outside (see middleware); a stage only does its work,
-// reading what earlier stages left in the Run and adding its own.
+// reading what earlier stages left in the Run and adding its own. Needs
+// declares the host tools it runs with cfg, for doctor.
 type Stage interface {
 	String() string
 	Run(ctx context.Context, r *Run) error
+	Needs(cfg *Config) []Need
 }
 
 // SkipError says a stage had nothing to do, and why. It is not a failure.
 type SkipError struct {
-	Reason       string
-	NotAvailable bool // the stage is not part of this version of patchproof
+	Reason string
 }
 
 func (e *SkipError) Error() string { return "skipped: " + e.Reason }
 
 // Skip returns a *SkipError.
 func Skip(format string, a ...any) error { return &SkipError{Reason: fmt.Sprintf(format, a...)} }
+
+// partsFailed is the error of a stage that could not do some parts of its
+// work (a target, a build), each part's message on one line; nil when every
+// part ran. A stage returns it before its findings: what could not run
+// makes the stage an error (exit 2), whatever the other parts found.
+func partsFailed(msgs []string) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
 
 // action is a stage's Run, possibly wrapped.
 type action func(ctx context.Context, r *Run) error
@@ -82,9 +94,6 @@ func record(s Stage, next action) action {
 			// A skip always says why: one without a reason is what a run
 			// that died left of a stage it never reached.
 			sr.Status, sr.Reason, sr.StartedAt, sr.DurationMS = results.StatusSkipped, cmp.Or(skip.Reason, "nothing to do"), nil, 0
-			if skip.NotAvailable {
-				sr.Status = results.StatusNotAvailable
-			}
 		case errors.Is(err, results.ErrCheckFailed):
 			sr.Status, sr.Error, sr.Message = results.StatusFailed, err.Error(), message(err)
 		default:
@@ -110,30 +119,8 @@ func message(err error) string {
 // selected skips stages that --stages did not name.
 func selected(s Stage, next action) action {
 	return func(ctx context.Context, r *Run) error {
-		if !r.Config.wants(s.String()) {
+		if !r.Config.wants(s) {
 			return Skip("not selected (--stages)")
-		}
-		return next(ctx, r)
-	}
-}
-
-// A hostRunner is a stage that executes code of the tree under test (its
-// php, its run-tests.php, its libphp.so). Under the Docker builder none of
-// that code may run on the host: the build is confined to a container, and
-// so must be everything that runs it. runsTreeOnHost reports whether, with
-// cfg, the stage would run that code on this host rather than in a
-// container.
-type hostRunner interface {
-	runsTreeOnHost(cfg *Config) bool
-}
-
-// confined keeps a stage from running the tree's code on this host under
-// --builder docker: such a stage is reported as not available there,
-// never run on the host instead.
-func confined(s Stage, next action) action {
-	return func(ctx context.Context, r *Run) error {
-		if h, ok := s.(hostRunner); ok && r.Config.Builder == "docker" && h.runsTreeOnHost(r.Config) {
-			return &SkipError{NotAvailable: true, Reason: "not available with --builder docker: it would run the PR's code on this host, and it cannot run in a container yet"}
 		}
 		return next(ctx, r)
 	}

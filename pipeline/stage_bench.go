@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,11 +21,21 @@ import (
 // base vs head, statistics on vs off, against the run's MariaDB.
 type benchStage struct{}
 
-// It runs the builds' module in Apache: on this host, or under --builder
-// docker in containers.
-func (benchStage) runsTreeOnHost(cfg *Config) bool { return cfg.Builder != "docker" }
-
 func (benchStage) String() string { return "bench" }
+
+func (benchStage) Needs(cfg *Config) []Need {
+	var needs []Need
+	if !cfg.inDocker() { // else Apache and valgrind are in the serve image
+		needs = append(needs,
+			Need{Tool: "apache2", Package: "apache2", Why: "mpm_event with 16 threads loads the ZTS module"},
+			Need{Tool: "valgrind", Package: "valgrind", Why: "callgrind counts instructions per request"},
+		)
+	}
+	return append(needs,
+		Need{Tool: "wrk", Package: "wrk", Why: "the HTTP load"},
+		Need{Tool: "gcc", Package: "gcc", Why: "compiles the lock counter"},
+	)
+}
 
 func (s benchStage) Run(ctx context.Context, r *Run) error {
 	type job struct {
@@ -57,14 +66,14 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 		txt          []benchTarget
 	)
 	for _, j := range jobs {
-		servers, err := r.serverDir("bench", safeName(j.t.Name))
+		servers, err := r.serverDir(s.String(), safeName(j.t.Name))
 		if err != nil {
 			return err
 		}
 		opt := bench.Options{
-			Base: buildRef(j.base), Dir: filepath.Join(r.Dir, "bench", safeName(j.t.Name)), ServerDir: servers,
+			Base: buildRef(j.base), Dir: filepath.Join(r.Dir, s.String(), safeName(j.t.Name)), ServerDir: servers,
 			DB: workload.DB{Conn: db.LocalConn()}, DBPID: db.PID,
-			Quick: r.Config.Bench != "report", Threads: r.Config.Threads, Passes: r.Config.Passes,
+			Quick: r.Config.Bench != BenchReport, Threads: r.Config.Threads, Passes: r.Config.Passes,
 			Sweep: r.Config.Sweep, AA: r.Config.AA, NoPin: r.Config.NoPin,
 			Container:  ctr,
 			ServerCPUs: r.Config.ServerCPUs, LoadCPUs: r.Config.LoadCPUs, DBCPUs: r.Config.DBCPUs,
@@ -97,8 +106,8 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 			r.Warn(s.String(), "bench.txt: %v", err)
 		}
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
+	if err := partsFailed(errs); err != nil {
+		return err
 	}
 	if len(failed) > 0 {
 		return results.CheckFailed("%s", strings.Join(failed, "; "))

@@ -29,6 +29,29 @@ type buildStage struct{}
 
 func (buildStage) String() string { return "build" }
 
+func (buildStage) Needs(cfg *Config) []Need {
+	if cfg.inDocker() {
+		return []Need{
+			{Tool: "dockerd", Package: "docker.io", Why: "the Docker engine the builds run in"},
+			{Tool: "debootstrap", Package: "debootstrap", Why: "makes the Debian base image where no registry is reachable"},
+		}
+	}
+	needs := []Need{
+		{Tool: "gcc", Package: "gcc", Why: "compiles PHP"},
+		{Tool: "make", Package: "make", Why: "runs PHP's build"},
+		{Tool: "pkg-config", Package: "pkg-config", Why: "configure finds libraries with it"},
+	}
+	if slices.Contains(cfg.Variants, builders.ZTS) {
+		needs = append(needs, Need{Tool: "apxs2", Package: "apache2-dev", Why: "ZTS builds the Apache module the benchmark loads"})
+	}
+	return append(needs,
+		Need{Tool: "autoconf", Package: "autoconf", Why: "git checkouts have no configure: ./buildconf"},
+		Need{Tool: "bison", Package: "bison", Why: "git checkouts generate their parsers"},
+		Need{Tool: "re2c", Package: "re2c", Why: "git checkouts generate their scanners"},
+		Need{Tool: "ccache", Package: "ccache", Why: "a head build after its base recompiles only what changed", Optional: true},
+	)
+}
+
 type buildJob struct {
 	t    *Target
 	side side.Side
@@ -51,11 +74,11 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 				for _, v := range variants {
 					jobs = append(jobs, buildJob{t: t, side: s, spec: builders.Spec{
 						Label:    fmt.Sprintf("%s %s/%s", t.Name, s, v),
-						Side:     string(s),
+						Side:     s,
 						Source:   src,
 						TreeHash: c.TreeHash.String(),
 						Variant:  v,
-						Profile:  builders.Profile(r.Config.Profile),
+						Profile:  r.Config.Profile,
 						// A head is the PR's code, on a backport target too.
 						Trusted: s == side.Base,
 					}})
@@ -64,16 +87,12 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 		}
 		return nil
 	}
-	var variants []builders.Variant
-	for _, v := range r.Config.Variants {
-		variants = append(variants, builders.Variant(v))
-	}
-	if err := add(variants); err != nil {
+	if err := add(r.Config.Variants); err != nil {
 		return err
 	}
 	// The concurrency check's ThreadSanitizer builds come last: every other
 	// check waits on the builds before them.
-	if r.Config.wants(raceStage{}.String()) && slices.Contains(variants, builders.ZTS) {
+	if r.Config.wants(raceStage{}) && slices.Contains(r.Config.Variants, builders.ZTS) {
 		if err := add([]builders.Variant{builders.TSan}); err != nil {
 			return err
 		}
@@ -160,12 +179,12 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 func newBuilder(ctx context.Context, r *Run) (*builders.Builder, error) {
 	b := &builders.Builder{CacheDir: r.Cache}
 	switch r.Config.Builder {
-	case "host":
+	case builders.KindHost:
 		b.Exec = &builders.Host{}
 		if _, err := exec.LookPath("ccache"); err == nil {
 			b.CCache = true
 		}
-		if slices.Contains(r.Config.Variants, "zts") {
+		if slices.Contains(r.Config.Variants, builders.ZTS) {
 			apxs, err := exec.LookPath("apxs2")
 			if err != nil {
 				apxs, err = exec.LookPath("apxs")
@@ -175,7 +194,7 @@ func newBuilder(ctx context.Context, r *Run) (*builders.Builder, error) {
 			}
 			b.Apxs = apxs
 		}
-	case "docker":
+	case builders.KindDocker:
 		c, err := r.dockerClient(ctx)
 		if err != nil {
 			return nil, err

@@ -19,6 +19,10 @@ type checkoutStage struct{}
 
 func (checkoutStage) String() string { return results.CheckoutStage }
 
+func (checkoutStage) Needs(*Config) []Need {
+	return []Need{{Why: "go-git is built in; the demo downloads Debian's php8.2 source package once"}}
+}
+
 func (checkoutStage) Run(ctx context.Context, r *Run) error {
 	if len(r.Targets) == 0 {
 		return errors.New("no targets: planning did not finish")
@@ -40,8 +44,8 @@ func (checkoutStage) Run(ctx context.Context, r *Run) error {
 		res.Trees = results.Trees{Base: relPath(r.Dir, t.BaseTree), Head: relPath(r.Dir, t.HeadTree)}
 		r.save()
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
+	if err := partsFailed(errs); err != nil {
+		return err
 	}
 	if len(conflicts) > 0 {
 		return results.CheckFailed("backports do not apply: %s", strings.Join(conflicts, "; "))

@@ -16,6 +16,9 @@ type codediffStage struct{}
 
 func (codediffStage) String() string { return "codediff" }
 
+// Needs nothing: the object files are read in Go (debug/elf).
+func (codediffStage) Needs(*Config) []Need { return nil }
+
 func (codediffStage) Run(ctx context.Context, r *Run) error {
 	var judged []codediff.Target
 	compared := 0

@@ -28,11 +28,18 @@ import (
 // the change's code or ext/mysqlnd, fails the run.
 type raceStage struct{}
 
-// It runs the builds' module in Apache: on this host, or under --builder
-// docker in containers.
-func (raceStage) runsTreeOnHost(cfg *Config) bool { return cfg.Builder != "docker" }
-
 func (raceStage) String() string { return "race" }
+
+func (raceStage) Needs(cfg *Config) []Need {
+	var needs []Need
+	if !cfg.inDocker() { // else Apache is in the serve image
+		needs = append(needs, Need{Tool: "apache2", Package: "apache2", Why: "16 threads of one process serve the concurrency check"})
+	}
+	return append(needs,
+		Need{Tool: "addr2line", Package: "binutils", Why: "names the frames of ThreadSanitizer's reports"},
+		Need{Tool: "gcc", Package: "libtsan2", Why: "-fsanitize=thread and the TSan runtime (gcc -print-file-name=libtsan.so)"},
+	)
+}
 
 // tsanRequests is the TSan runs' load: ThreadSanitizer makes every request
 // several times slower, and it reports a race on the first two unordered
@@ -98,8 +105,8 @@ func raceOutcome(judged []judgedRace) error {
 			errs = append(errs, named(j.target, j.res.Errors)...)
 		}
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
+	if err := partsFailed(errs); err != nil {
+		return err
 	}
 	return race.CheckFailed(failed)
 }
@@ -116,7 +123,7 @@ func named(target string, lines []string) []string {
 // measure runs both parts on one target, recording into res what it
 // measured and what could not run; race.Judge decides what it means.
 func (s raceStage) measure(ctx context.Context, r *Run, j raceJob, db workload.DB, ctr *httpd.Container, res *race.Result) {
-	dir, err := r.serverDir("race", safeName(j.t.Name))
+	dir, err := r.serverDir(s.String(), safeName(j.t.Name))
 	if err != nil {
 		res.Errors = append(res.Errors, err.Error())
 		return
@@ -146,7 +153,7 @@ func (s raceStage) measure(ctx context.Context, r *Run, j raceJob, db workload.D
 		}
 	}
 
-	tsan, err := s.tsan(ctx, r, j, db, ctr, filepath.Join(dir, "tsan"), filepath.Join(r.Dir, "race", safeName(j.t.Name), "tsan"), step)
+	tsan, err := s.tsan(ctx, r, j, db, ctr, filepath.Join(dir, "tsan"), filepath.Join(r.Dir, s.String(), safeName(j.t.Name), "tsan"), step)
 	if err != nil {
 		res.Errors = append(res.Errors, "ThreadSanitizer: "+err.Error())
 		return

@@ -26,11 +26,17 @@ const deflakeRuns = 3
 // against the run's MariaDB, then compares base and head.
 type testsStage struct{}
 
-// It runs the builds' own PHP: on this host, or under --builder docker in
-// containers (see Run.suiteExecutor).
-func (testsStage) runsTreeOnHost(cfg *Config) bool { return cfg.Builder != "docker" }
-
 func (testsStage) String() string { return "tests" }
+
+func (testsStage) Needs(cfg *Config) []Need {
+	if cfg.inDocker() {
+		return nil // Debian's MariaDB in an image of its own, the suites in the build image
+	}
+	return []Need{
+		{Tool: "mariadbd", Package: "mariadb-server", Why: "the MySQL-compatible server the suites run against"},
+		{Tool: "mariadb-install-db", Package: "mariadb-server", Why: "initialises the server's datadir"},
+	}
+}
 
 type suiteJob struct {
 	t     *Target
@@ -38,7 +44,7 @@ type suiteJob struct {
 	name  string // e.g. PHP-8.2-base-nts
 }
 
-func (testsStage) Run(ctx context.Context, r *Run) error {
+func (s testsStage) Run(ctx context.Context, r *Run) error {
 	var jobs []suiteJob
 	for _, t := range r.Targets {
 		for _, b := range t.Builds {
@@ -60,7 +66,7 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Join(r.Dir, "tests"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(r.Dir, s.String()), 0o755); err != nil {
 		return err
 	}
 	var rounds atomic.Int64 // names each re-run's private copy and database
@@ -70,7 +76,7 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 		if err := db.CreateDatabase(ctx, dbName); err != nil {
 			return nil, err
 		}
-		work := filepath.Join(r.Dir, "tests", fmt.Sprintf("%s-%d", j.name, round))
+		work := filepath.Join(r.Dir, s.String(), fmt.Sprintf("%s-%d", j.name, round))
 		logf, err := os.Create(work + ".log")
 		if err != nil {
 			return nil, err
@@ -123,7 +129,7 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 			}
 		}
 		for _, v := range r.Config.Variants {
-			base, head := findRun(jobs, runs, t, side.Base, builders.Variant(v)), findRun(jobs, runs, t, side.Head, builders.Variant(v))
+			base, head := findRun(jobs, runs, t, side.Base, v), findRun(jobs, runs, t, side.Head, v)
 			if base == nil || head == nil {
 				continue
 			}
@@ -147,7 +153,7 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 				res.Errors = append(res.Errors, err.Error())
 				dc = c
 			}
-			res.Comparisons = append(res.Comparisons, &suites.VariantComparison{Variant: v, Comparison: dc})
+			res.Comparisons = append(res.Comparisons, &suites.VariantComparison{Variant: string(v), Comparison: dc})
 		}
 		r.setTarget(t, func(tr *results.TargetResult) { tr.Tests = res })
 		judged = append(judged, suites.Target{Name: t.Name, Result: res})
@@ -159,7 +165,7 @@ func (testsStage) Run(ctx context.Context, r *Run) error {
 // not run.
 func findRun(jobs []suiteJob, runs []*suites.RunResult, t *Target, s side.Side, v builders.Variant) *suites.RunResult {
 	for i, j := range jobs {
-		if j.t == t && side.Side(j.build.Side) == s && j.build.Variant == v {
+		if j.t == t && j.build.Side == s && j.build.Variant == v {
 			return runs[i]
 		}
 	}

@@ -53,7 +53,7 @@ func (t *Target) setTree(s side.Side, dir string) {
 // build returns the target's successful build of a side and variant.
 func (t *Target) build(s side.Side, v builders.Variant) *builders.Build {
 	for _, b := range t.Builds {
-		if b.OK && b.Variant == v && side.Side(b.Side) == s {
+		if b.OK && b.Variant == v && b.Side == s {
 			return b
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/patchproof/patchproof/internal/ghactions"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
@@ -87,7 +88,7 @@ func exitCode(stderr io.Writer, err error) int {
 	case err == nil, errors.Is(err, errHelp):
 		return 0
 	case errors.As(err, &ae):
-		fmt.Fprintf(stderr, "::error::patchproof %s\n", escapeAnnotation(oneLine(err)))
+		fmt.Fprintf(stderr, "::error::patchproof %s\n", ghactions.Message(oneLine(err)))
 		return 2
 	case errors.Is(err, results.ErrCheckFailed):
 		fmt.Fprintf(stderr, "patchproof: %v\n", err)

@@ -8,16 +8,21 @@ import (
 	"text/tabwriter"
 
 	"github.com/patchproof/patchproof/internal/secretenv"
+	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/pipeline"
 )
 
 func doctorCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("doctor", stderr)
-	builder := fs.String("builder", "host", "the builder to check for: host or docker")
+	given := fs.String("builder", string(builders.KindHost), "the builder to check for: host or docker")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	reqs := pipeline.Requirements(*builder)
+	builder, err := parseValue("--builder", *given, builders.ParseExecutorKind)
+	if err != nil {
+		return err
+	}
+	reqs := pipeline.Requirements(builder)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "STAGE\tTOOL\tSTATUS\tPACKAGE\tWHY")
 	missingRequired := 0
@@ -38,7 +43,7 @@ func doctorCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if pkgs := pipeline.MissingPackages(reqs); len(pkgs) > 0 {
 		fmt.Fprintf(stdout, "\nInstall what is missing:\n  apt-get install -y --no-install-recommends %s\n", strings.Join(pkgs, " "))
 	}
-	if *builder == "docker" {
+	if builder == builders.KindDocker {
 		fmt.Fprintln(stdout, "\nDocker mode:")
 		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 		for _, c := range pipeline.DockerChecks(ctx, &pipeline.Config{Getenv: secretenv.Getenv}) {

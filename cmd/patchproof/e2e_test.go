@@ -58,7 +58,7 @@ func TestE2EDemo(t *testing.T) {
 	// ThreadSanitizer builds (ZTS).
 	var labels []string
 	for _, b := range tg.Builds {
-		labels = append(labels, b.Side+"/"+string(b.Variant))
+		labels = append(labels, string(b.Side)+"/"+string(b.Variant))
 		want := "(NTS)"
 		if b.Variant.Threaded() {
 			want = "(ZTS)"

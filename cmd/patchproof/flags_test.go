@@ -53,6 +53,11 @@ func TestBadFlagValues(t *testing.T) {
 		{"stages empty item", run("--stages", "checkout,"), "--stages checkout,"},
 		{"variants none", run("--variants", ","), "--variants ,"},
 		{"variants empty", run("--variants", ""), "--variants"},
+		{"variant unknown", run("--variants", "nts,tsan"), "--variants nts,tsan"},
+		{"stage unknown", run("--stages", "checkout,lint"), "--stages checkout,lint"},
+		{"builder unknown", run("--builder", "podman"), "--builder podman"},
+		{"profile unknown", run("--profile", "minimal"), "--profile minimal"},
+		{"bench unknown", run("--bench", "full"), "--bench full"},
 		{"backport-to empty item", run("--backport-to", "PHP-8.4,,PHP-8.5"), "--backport-to PHP-8.4,,PHP-8.5"},
 		{"expect-head abbreviated", run("--expect-head", "1a2b3c4"), "--expect-head 1a2b3c4"},
 		{"expect-head upper case", run("--expect-head", strings.Repeat("A", 40)), "--expect-head " + strings.Repeat("A", 40)},
@@ -75,6 +80,7 @@ func TestBadFlagValues(t *testing.T) {
 		{"report: GitHub API not a URL", []string{"report", "--post", "--pr", "1", "--github-api", "::bad", "RESULTS"}, "--github-api ::bad"},
 		{"report: negative PR", []string{"report", "--post", "--pr", "-3", "RESULTS"}, "--pr -3"},
 		{"report: no targets expected", []string{"report", "--expect-targets", ",", "RESULTS"}, "--expect-targets ,"},
+		{"doctor: builder unknown", []string{"doctor", "--builder", "podman"}, "--builder podman"},
 		{"codediff: objects not a glob", []string{"codediff", "--objects", "[", "BASE", "HEAD"}, "--objects ["},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

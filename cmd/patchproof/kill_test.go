@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// A run killed with SIGKILL while its report stage posts (the GitHub API
+// A run killed with SIGKILL while its report posts (the GitHub API
 // accepts and never answers) leaves results.json running; report --post of
 // it on the GitHub fake says incomplete, sets an error status and exits 2.
 func TestKilledRunReportsIncomplete(t *testing.T) {
@@ -47,7 +47,7 @@ func TestKilledRunReportsIncomplete(t *testing.T) {
 	defer hung.Close()
 
 	cmd := exec.Command(os.Args[0], "run", "--cache", t.TempDir(), "--out", out,
-		"--repo", repo, "--base", "PHP-8.2", "--head", "mysqlnd-atomic-stats", "--stages", "checkout,report",
+		"--repo", repo, "--base", "PHP-8.2", "--head", "mysqlnd-atomic-stats", "--stages", "checkout",
 		"--post", "--post-to", "php/php-src#4242", "--github-api", hung.URL)
 	cmd.Env = append(os.Environ(), "PATCHPROOF_TEST_AS_MAIN=1", "GITHUB_TOKEN="+cmdToken)
 	var log strings.Builder
@@ -82,7 +82,7 @@ func TestKilledRunReportsIncomplete(t *testing.T) {
 		Head: githubfake.Branch{Ref: "mysqlnd-atomic-stats", SHA: res.Targets[0].Head.Commit}})
 	t.Setenv("GITHUB_TOKEN", cmdToken)
 	code, _, stderr := runReport(t, path, "--post", "--pr", "4242", "--repo", pipeline.DefaultRepo, "--github-api", f.URL())
-	if code != 2 || !strings.Contains(stderr, "incomplete: did not finish: report: running") {
+	if code != 2 || !strings.Contains(stderr, "incomplete: did not finish: the run: running") {
 		t.Errorf("report: exit %d, stderr %q; want 2, incomplete", code, stderr)
 	}
 	cs := f.Comments("php", "php-src", 4242)

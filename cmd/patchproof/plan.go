@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
+	"github.com/patchproof/patchproof/internal/ghactions"
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/pipeline/trigger"
@@ -89,7 +89,7 @@ func plan(ctx context.Context, stdout, stderr io.Writer, opt trigger.Options, ev
 	if err := writeOutputs(stdout, output, p.Outputs()); err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "::notice::%s\n", escapeAnnotation(p.Notice()))
+	fmt.Fprintf(stderr, "::notice::%s\n", ghactions.Message(p.Notice()))
 	return nil
 }
 
@@ -120,7 +120,3 @@ type annotatedError struct{ err error }
 
 func (e *annotatedError) Error() string { return e.err.Error() }
 func (e *annotatedError) Unwrap() error { return e.err }
-
-func escapeAnnotation(s string) string {
-	return strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A").Replace(s)
-}

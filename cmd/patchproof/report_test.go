@@ -234,13 +234,13 @@ func fakePR(t *testing.T) *githubfake.Fake {
 }
 
 // killedJob is a job's results.json as SIGKILL during the tests stage
-// leaves it: the run running, the tests running, the report not started.
+// leaves it: the run running, the tests running, the benchmark not started.
 func killedJob(target string, started time.Time) *results.Result {
 	res := jobResult(target, started, results.StatusPassed)
 	res.Status = results.StatusRunning
 	res.Stages = append(res.Stages,
 		&results.StageResult{Name: "tests", Status: results.StatusRunning},
-		&results.StageResult{Name: "report", Status: results.StatusPending})
+		&results.StageResult{Name: "bench", Status: results.StatusPending})
 	return res
 }
 
@@ -258,7 +258,7 @@ func TestReportIncomplete(t *testing.T) {
 		args []string
 		want []string // in the comment
 	}{
-		{"a job killed", []string{"--merge", master, "--merge", killed}, []string{"- ⏳ PHP-8.4: tests: running", "- ⏸️ PHP-8.4: report: not started"}},
+		{"a job killed", []string{"--merge", master, "--merge", killed}, []string{"- ⏳ PHP-8.4: tests: running", "- ⏸️ PHP-8.4: bench: not started"}},
 		{"a job left nothing", []string{master, "--expect-targets", "master,PHP-8.4"}, []string{"- ⏸️ PHP-8.4: no results"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/pipeline"
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/results"
@@ -18,7 +19,7 @@ import (
 func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("run", stderr)
 	var cfg pipeline.Config
-	var variants, stages, backportTo string
+	var variants, stages, backportTo, builder, profile, benchMode string
 	backports := backportFlag{}
 	fs.IntVar(&cfg.PR, "pr", 0, "validate pull request `N` of --repo (default "+pipeline.DefaultRepo+")")
 	fs.StringVar(&cfg.Repo, "repo", "", "repository `URL|PATH` (default: the bundled demo)")
@@ -29,8 +30,8 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&cfg.Target, "target", "", "run only the target `NAME` of the plan (a base branch), as one CI job of several")
 	fs.Var(backports, "backport", "an explicit backport `BRANCH=REF` (repeatable)")
 	fs.StringVar(&variants, "variants", "nts,zts", "thread-safety `VARIANTS` to build")
-	fs.StringVar(&cfg.Builder, "builder", "host", "where to build: host or docker")
-	fs.StringVar(&cfg.Profile, "profile", "mysql", "configure profile: mysql or official")
+	fs.StringVar(&builder, "builder", string(builders.KindHost), "where to build: host or docker")
+	fs.StringVar(&profile, "profile", string(builders.ProfileMySQL), "configure profile: mysql or official")
 	fs.StringVar(&stages, "stages", "", "run only these `STAGES` ("+strings.Join(pipeline.StageNames(), ",")+")")
 	fs.IntVar(&cfg.Jobs, "jobs", 0, "concurrent builds and test runs (default: CPUs/2)")
 	fs.StringVar(&cfg.Out, "out", "patchproof-out", "run `DIR`: results.json, summary.md, logs, trees")
@@ -40,7 +41,7 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	var treeBytes string
 	fs.StringVar(&treeBytes, "max-tree-bytes", fmt.Sprintf("%dGiB", checkout.DefaultTreeBytes>>30), "fail exporting a commit whose files hold more than `SIZE` (bytes, or with KiB, MiB, GiB)")
 	fs.IntVar(&cfg.Limits.TreeFiles, "max-tree-files", checkout.DefaultTreeFiles, "fail exporting a commit of more than `N` files and directories")
-	fs.StringVar(&cfg.Bench, "bench", "quick", "benchmark settings: quick (40 CPU windows of 1 s) or report (30 of 2 s, longer counted windows)")
+	fs.StringVar(&benchMode, "bench", string(pipeline.BenchQuick), "benchmark settings: quick (40 CPU windows of 1 s) or report (30 of 2 s, longer counted windows)")
 	var threads string
 	fs.StringVar(&threads, "threads", "", "PHP threads of the benchmark's and the concurrency check's server (default 16); a `LIST` such as 1,2,4,8,16,32 also measures the CPU cost of statistics at each count (the scaling chart), the full benchmark at 16 or the largest")
 	var measures string
@@ -67,12 +68,25 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	var err error
-	if cfg.Variants, err = splitList("--variants", variants, false); err != nil {
+	if cfg.Variants, err = parseList("--variants", variants, builders.ParseVariant); err != nil {
+		return err
+	}
+	if cfg.Builder, err = parseValue("--builder", builder, builders.ParseExecutorKind); err != nil {
+		return err
+	}
+	if cfg.Profile, err = parseValue("--profile", profile, builders.ParseProfile); err != nil {
+		return err
+	}
+	if cfg.Bench, err = parseValue("--bench", benchMode, pipeline.ParseBenchMode); err != nil {
 		return err
 	}
 	if given["stages"] {
-		if cfg.Stages, err = splitList("--stages", stages, false); err != nil {
+		items, err := splitList("--stages", stages, false)
+		if err != nil {
 			return err
+		}
+		if cfg.Stages, err = pipeline.ParseStageSet(items); err != nil {
+			return &results.InputError{Input: "--stages " + stages, Err: err}
 		}
 	}
 	if given["bench-measures"] {
@@ -126,6 +140,32 @@ func threadCounts(s string) (main int, sweep []int, err error) {
 		main = 16
 	}
 	return main, sweep, nil
+}
+
+// parseValue reads flag's value s with its type's parser; what the parser
+// rejects is bad input naming the flag and the value.
+func parseValue[T any](flag, s string, parse func(string) (T, error)) (T, error) {
+	v, err := parse(s)
+	if err != nil {
+		return v, &results.InputError{Input: flag + " " + s, Err: err}
+	}
+	return v, nil
+}
+
+// parseList reads flag's comma-separated value s, each item with its
+// type's parser.
+func parseList[T any](flag, s string, parse func(string) (T, error)) ([]T, error) {
+	items, err := splitList(flag, s, false)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]T, len(items))
+	for i, it := range items {
+		if out[i], err = parse(it); err != nil {
+			return nil, &results.InputError{Input: flag + " " + s, Err: err}
+		}
+	}
+	return out, nil
 }
 
 // splitList splits the comma-separated value of flag. An empty item

@@ -69,6 +69,17 @@ func PortTaken(port int) bool {
 	return false
 }
 
+// ExitError is an executor's runErr: the command ran and exited non-zero.
+// The builds' executors and the suites' return it alike.
+type ExitError struct {
+	Args []string
+	Code int
+}
+
+func (e *ExitError) Error() string {
+	return fmt.Sprintf("%s exited with status %d", e.Args[0], e.Code)
+}
+
 // ExitStatus splits what exec.Cmd.Run returned into the two outcomes an
 // executor reports: failed with the exit code of a command that ran and
 // exited non-zero, or execErr when it could not be run or was cancelled

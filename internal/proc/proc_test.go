@@ -74,6 +74,13 @@ func TestExitStatus(t *testing.T) {
 	}
 }
 
+func TestExitError(t *testing.T) {
+	err := error(&ExitError{Args: []string{"make", "-j4"}, Code: 2})
+	if got := err.Error(); got != "make exited with status 2" {
+		t.Errorf("Error() = %q", got)
+	}
+}
+
 // In this process's own namespace a PID is itself; a PID that no process
 // has is an error.
 func TestHostPIDSameNamespace(t *testing.T) {

@@ -21,14 +21,7 @@ func (p *summaryWriter) stages(res *results.Result, merged bool) {
 	} else {
 		p.f("### Stages\n\n")
 	}
-	var shown []*results.StageResult
-	for _, s := range res.Stages {
-		// The report stage is the one rendering this, in a live run.
-		if s.Name == results.ReportStage && s.Status == results.StatusRunning {
-			continue
-		}
-		shown = append(shown, s)
-	}
+	shown := res.Stages
 	p.chart(shown)
 	p.f("| stage | status | time | note |\n|---|---|--:|---|\n")
 	for _, s := range shown {

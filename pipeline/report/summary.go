@@ -81,7 +81,7 @@ func (p *summaryWriter) blank() {
 }
 
 // notChecks are stages that check nothing themselves.
-var notChecks = []string{results.CheckoutStage, results.ReportStage}
+var notChecks = []string{results.CheckoutStage}
 
 func (p *summaryWriter) headline(rs []*results.Result, targets []results.JobTarget, v results.Verdict) {
 	ran, notRun := checksRun(rs)
@@ -194,9 +194,6 @@ func checksRun(rs []*results.Result) (ran, notRun []string) {
 	why := map[string]string{}
 	for _, res := range rs {
 		for _, s := range res.Stages {
-			if s.Name == results.ReportStage {
-				continue
-			}
 			if !slices.Contains(order, s.Name) {
 				order = append(order, s.Name)
 			}

@@ -174,14 +174,13 @@ func TestResultsJSONHasNewFields(t *testing.T) {
 }
 
 // killedPR is a PR run as SIGKILL during the tests stage leaves its
-// results.json: the tests running, bench and report not started.
+// results.json: the tests running, bench not started.
 func killedPR() *results.Result {
 	res := resultstest.PassingPR()
 	res.Status, res.ExitCode, res.Error, res.FinishedAt = results.StatusRunning, 0, "", nil
 	res.Targets[0].Tests = nil
 	res.Stages[3].Status, res.Stages[3].DurationMS = results.StatusRunning, 0
 	res.Stages[4] = &results.StageResult{Name: "bench", Status: results.StatusPending}
-	res.Stages[5] = &results.StageResult{Name: "report", Status: results.StatusPending}
 	return res
 }
 
@@ -203,7 +202,6 @@ func TestRenderIncomplete(t *testing.T) {
 			"## ⏹️ patchproof: incomplete: the run did not finish\n",
 			"- ⏳ tests: running\n",
 			"- ⏸️ bench: not started\n",
-			"- ⏸️ report: not started\n",
 		}},
 		{"a job left no results", []*results.Result{resultstest.Failing()}, []string{"master", "PHP-8.4"}, []string{
 			"## ⏹️ patchproof: incomplete: the run did not finish\n",

@@ -112,14 +112,14 @@ func (p *summaryWriter) builds(bs []*builders.Build) {
 		if b.PHPVersion != "" {
 			version = markdown.Code(b.PHPVersion)
 		}
-		p.f("| %s %s | %s | %s | %s | %s |\n", markdown.Text(b.Side), markdown.Text(string(b.Variant)), result, cached, version, fmtMS(b.DurationMS))
+		p.f("| %s %s | %s | %s | %s | %s |\n", markdown.Text(string(b.Side)), markdown.Text(string(b.Variant)), result, cached, version, fmtMS(b.DurationMS))
 	}
 	p.blank()
 	for _, b := range sorted {
 		if b.OK || len(b.Errors) == 0 {
 			continue
 		}
-		p.f("**%s %s** failed to compile; the first errors:\n\n", markdown.Text(b.Side), markdown.Text(string(b.Variant)))
+		p.f("**%s %s** failed to compile; the first errors:\n\n", markdown.Text(string(b.Side)), markdown.Text(string(b.Variant)))
 		var lines []string
 		for i, e := range b.Errors {
 			if i == maxCompileErrors {

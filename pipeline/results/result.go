@@ -75,13 +75,9 @@ type Machine struct {
 	OS       string `json:"os,omitempty"`
 }
 
-// The stages the report treats apart, by name: the checkout and the report
-// check nothing themselves, and the report stage is the one rendering a
-// live run. Every other stage is a check.
-const (
-	CheckoutStage = "checkout"
-	ReportStage   = "report"
-)
+// CheckoutStage is the name of the one stage that checks nothing itself:
+// the report treats it apart. Every other stage is a check.
+const CheckoutStage = "checkout"
 
 // StageResult is one stage's outcome.
 type StageResult struct {

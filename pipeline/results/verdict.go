@@ -62,15 +62,11 @@ func final(s Status) bool {
 // StageVerdict is a run's verdict from its stages: a stage that did not
 // finish (pending, running, interrupted, of an unknown status) makes it
 // incomplete, else a stage that could not run an error, else a failed
-// check a failure. The report stage while it runs does not count: it is
-// the one rendering this verdict, the one the run ends with.
+// check a failure.
 func StageVerdict(stages []*StageResult) Verdict {
 	var failed, errored []string
 	var unfinished []Unfinished
 	for _, s := range stages {
-		if s.Name == ReportStage && s.Status == StatusRunning {
-			continue
-		}
 		if u, ok := s.unfinished(); ok {
 			unfinished = append(unfinished, u)
 			continue
@@ -131,15 +127,10 @@ func (s *StageResult) unfinished() (Unfinished, bool) {
 // pending, running, interrupted or of an unknown status, every stage the
 // run selected that has no entry, and first the run itself when its
 // status is not that of a finished run and it says why, or no stage says
-// more. Empty when r is
-// complete. A finished run's copy that the report stage renders (a final
-// status, the report stage running) is complete.
+// more. Empty when r is complete.
 func (r *Result) Unfinished() []Unfinished {
 	var out []Unfinished
 	for _, s := range r.Stages {
-		if final(r.Status) && s.Name == ReportStage && s.Status == StatusRunning {
-			continue
-		}
 		if u, ok := s.unfinished(); ok {
 			out = append(out, u)
 		}

@@ -34,16 +34,12 @@ func stageAt(name string) int {
 }
 
 func TestVerdictOf(t *testing.T) {
-	// The report stage renders a copy of the run with the status the run
-	// ends with, while it is itself running.
-	live := resultstest.Demo()
-	live.Stages[stageAt("report")].Status = results.StatusRunning
 	errored := resultstest.Demo()
 	errored.Status, errored.Error = results.StatusError, "tests: mariadb did not start"
 	interrupted := resultstest.Demo()
 	interrupted.Status, interrupted.ExitCode, interrupted.Error = results.StatusIncomplete, 2, "interrupted"
 	interrupted.Stages[stageAt("tests")].Status = results.StatusInterrupted
-	for _, name := range []string{"race", "bench", "report"} {
+	for _, name := range []string{"race", "bench"} {
 		interrupted.Stages[stageAt(name)] = &results.StageResult{Name: name, Status: results.StatusPending, Reason: "cancelled"}
 	}
 	unknown := resultstest.Demo()
@@ -65,28 +61,27 @@ func TestVerdictOf(t *testing.T) {
 		want verdict
 	}{
 		{"passed", []*results.Result{resultstest.Demo()}, v(results.StatusPassed, "")},
-		{"the report stage renders a finished run", []*results.Result{live}, v(results.StatusPassed, "")},
 		{"failed", []*results.Result{resultstest.Failing()}, v(results.StatusFailed, "checks failed: build, codediff")},
 		{"worst of two", []*results.Result{resultstest.Demo(), resultstest.Failing()}, v(results.StatusFailed, "master: checks failed: build, codediff")},
 		{"error beats failure", []*results.Result{resultstest.Failing(), errored}, v(results.StatusError, "PHP-8.2: tests: mariadb did not start")},
 		{"none", nil, v(results.StatusError, "no results")},
 
 		{"killed during the tests", []*results.Result{killed(stageAt("tests"), results.StatusPending)},
-			notFinished("tests: running", "race: not started", "bench: not started", "report: not started")},
+			notFinished("tests: running", "race: not started", "bench: not started")},
 		{"killed, stages pre-filled as skipped by an older run", []*results.Result{killed(stageAt("tests"), results.StatusSkipped)},
-			notFinished("tests: running", "race: not started", "bench: not started", "report: not started")},
-		{"killed while the report posts", []*results.Result{killed(stageAt("report"), results.StatusPending)},
-			notFinished("report: running")},
+			notFinished("tests: running", "race: not started", "bench: not started")},
+		{"killed while the report posts", []*results.Result{resultstest.Live(resultstest.Demo())},
+			notFinished("the run: running")},
 		{"a failed check does not hide that the run died", []*results.Result{failedThenKilled},
-			notFinished("tests: running", "race: not started", "bench: not started", "report: not started")},
+			notFinished("tests: running", "race: not started", "bench: not started")},
 		{"interrupted", []*results.Result{interrupted},
-			notFinished("the run: interrupted", "tests: interrupted", "race: not started (cancelled)", "bench: not started (cancelled)", "report: not started (cancelled)")},
+			notFinished("the run: interrupted", "tests: interrupted", "race: not started (cancelled)", "bench: not started (cancelled)")},
 		{"a stage of unknown status", []*results.Result{unknown}, notFinished(`tests: unknown status "exploded"`)},
 		{"a selected stage missing", []*results.Result{missing}, notFinished("tests: missing")},
 		{"a run of unknown status", []*results.Result{strange}, notFinished("the run: weird")},
 		{"no stages", []*results.Result{{Status: results.StatusPassed}}, notFinished("the run: no stage recorded")},
 		{"incomplete beats error", []*results.Result{errored, resultstest.Live(resultstest.Failing())},
-			verdict{results.StatusIncomplete, "master: did not finish: report: missing", []string{"master: report: missing"}}},
+			verdict{results.StatusIncomplete, "master: did not finish: the run: running", []string{"master: the run: running"}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			v := results.VerdictOf(tt.rs)

@@ -52,13 +52,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/pipeline/github"
 )
 
 // Defaults of [Options], in one place.
 const (
 	DefaultBackportTo     = "PHP-8.4,PHP-8.5"
-	DefaultBuilder        = "docker"
+	DefaultBuilder        = string(builders.KindDocker)
 	DefaultToolRepository = "patchproof/patchproof"
 	// DefaultToolRef is the patchproof to build when the workflow runs
 	// outside the tool's own repository and names no ref.
@@ -185,7 +186,7 @@ func Decide(ctx context.Context, api API, opt Options) (*Plan, error) {
 	if err != nil {
 		return nil, refusef("bad pull request number: %s", r.pr)
 	}
-	if r.builder != "host" && r.builder != "docker" {
+	if _, err := builders.ParseExecutorKind(r.builder); err != nil {
 		return nil, refusef("bad builder: %s (host or docker)", r.builder)
 	}
 	backports, err := splitBranches(r.backportTo)

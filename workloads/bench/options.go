@@ -12,7 +12,6 @@ import (
 
 	"github.com/patchproof/patchproof/verify/benchstat"
 	"github.com/patchproof/patchproof/workloads/httpd"
-	"github.com/patchproof/patchproof/workloads/jsonapi"
 	"github.com/patchproof/patchproof/workloads/select20"
 	"github.com/patchproof/patchproof/workloads/workload"
 )
@@ -27,7 +26,7 @@ type BuildRef struct {
 // IsZero reports whether b names no build.
 func (b BuildRef) IsZero() bool { return b == BuildRef{} }
 
-// A Measure is one of the three things measured per arm.
+// A Measure is one of the things measured per arm (allMeasures).
 type Measure string
 
 const (
@@ -376,18 +375,3 @@ func (o Options) keepAliveWith(connections, threads int) bool {
 }
 
 func (o Options) wants(m Measure) bool { return slices.Contains(o.Measures, m) }
-
-// WorkloadNames lists the workloads WorkloadByName knows.
-func WorkloadNames() []string { return []string{"select20", "jsonapi"} }
-
-// WorkloadByName returns a bundled workload: select20 (the report's) or
-// jsonapi.
-func WorkloadByName(name string) (workload.Workload, error) {
-	switch name {
-	case "select20":
-		return select20.Workload(), nil
-	case "jsonapi":
-		return jsonapi.Workload(), nil
-	}
-	return workload.Workload{}, fmt.Errorf("unknown workload %q (%s)", name, strings.Join(WorkloadNames(), ", "))
-}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/workloads/httpd"
-	"github.com/patchproof/patchproof/workloads/jsonapi"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 	"github.com/patchproof/patchproof/workloads/workload"
 )
@@ -218,38 +217,6 @@ func assertNoServers(t *testing.T, dir string) {
 			t.Errorf("process %s still running: %s", e.Name(), bytes.ReplaceAll(cmd, []byte{0}, []byte{' '}))
 		}
 	}
-}
-
-// TestJSONAPIWorkload serves the jsonapi workload through Apache and counts
-// its locks on base: its four queries make more statistics updates than
-// select20's one.
-func TestJSONAPIWorkload(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a real benchmark run: -short")
-	}
-	base := ztsBuild("PATCHPROOF_TEST_ZTS_BUILD", "/tmp/pp-builds/zts")
-	if base.IsZero() {
-		t.Skip("no ZTS build: set PATCHPROOF_TEST_ZTS_BUILD")
-	}
-	needTools(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	db := startDB(t, ctx)
-	dir := reachableDir(t)
-	res, err := Run(ctx, Options{
-		Base: base, DB: workload.DB{Conn: db.Conn}, Dir: dir, Quick: true, Passes: 1,
-		Workload: jsonapi.Workload(), Measures: []Measure{MeasureLocks},
-		Threads: 4, LockRequests: 50, Log: testLog{t},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	on := res.Arms[0].Samples[0].Locks
-	off := res.Arms[1].Samples[0].Locks
-	if on.LocksPerRequest < 300 || off.LocksPerRequest > 50 {
-		t.Errorf("jsonapi: %.1f lock calls a request on, %.1f off", on.LocksPerRequest, off.LocksPerRequest)
-	}
-	assertNoServers(t, dir)
 }
 
 func TestUnavailableServer(t *testing.T) {

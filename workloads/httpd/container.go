@@ -116,7 +116,7 @@ func (s *Server) startContainer(ctx context.Context) error {
 	}
 	s.ctr, s.ContainerID = svc, svc.ID
 	fail := func(err error) error {
-		return errors.Join(err, s.stopContainer())
+		return errors.Join(err, s.Stop())
 	}
 	go func() {
 		<-svc.Exited()
@@ -147,17 +147,6 @@ func (s *Server) startContainer(ctx context.Context) error {
 	}()
 	fmt.Fprintf(s.opt.Log, "apache: ready in container %.12s on %s:%d (%d threads)\n", svc.ID, s.Host, s.Port, s.opt.Threads)
 	return nil
-}
-
-// stopContainer stops the server's container (SIGTERM to Apache's parent,
-// SIGKILL after StopTimeout) and removes it. A container that had ended by
-// itself is an error, as a host server that had.
-func (s *Server) stopContainer() error {
-	var died error
-	if s.ctr.HasExited() {
-		died = fmt.Errorf("stop apache: its container had exited by itself (%v): %s", s.ctr.ExitErr(), s.logSince(s.logStart))
-	}
-	return errors.Join(died, s.ctr.Stop(s.opt.StopTimeout))
 }
 
 // containerMeter reads the CPU time of the server's container.

@@ -16,7 +16,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -50,9 +49,7 @@ type Server struct {
 	logStart int64
 	proc     *service.Process // on this host
 	ctr      *docker.Service  // in a container
-
-	stopOnce sync.Once
-	stopErr  error
+	stopper  service.Stopper
 }
 
 // URL returns the server's URL for path ("/index.php").
@@ -312,19 +309,33 @@ func (s *Server) Stop() error {
 	if s == nil {
 		return nil
 	}
-	s.stopOnce.Do(func() {
-		if s.ctr != nil {
-			s.stopErr = s.stopContainer()
-			return
+	return s.stopper.Stop(s.died, s.stop)
+}
+
+// died says how the server had ended by itself, with what it logged, or
+// nil.
+func (s *Server) died() error {
+	var err error
+	if s.ctr != nil {
+		if s.ctr.HasExited() {
+			err = fmt.Errorf("its container had exited by itself (%v)", s.ctr.ExitErr())
 		}
-		if s.proc.HasExited() && !s.proc.StopRequested() {
-			s.stopErr = fmt.Errorf("stop apache: it had exited by itself (%v): %s", s.proc.WaitErr(), s.logSince(s.logStart))
-		}
-		if err := s.proc.Stop(); err != nil && s.stopErr == nil {
-			s.stopErr = err
-		}
-	})
-	return s.stopErr
+	} else {
+		err = s.proc.DiedBySelf()
+	}
+	if err != nil {
+		return fmt.Errorf("stop apache: %w: %s", err, s.logSince(s.logStart))
+	}
+	return nil
+}
+
+// stop stops Apache wherever it runs (SIGTERM to its parent, SIGKILL after
+// StopTimeout) and, in a container, removes the container.
+func (s *Server) stop() error {
+	if s.ctr != nil {
+		return s.ctr.Stop(s.opt.StopTimeout)
+	}
+	return s.proc.Stop()
 }
 
 // childSignal is how Apache's parent logs a child that a signal ended

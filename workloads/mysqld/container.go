@@ -209,19 +209,3 @@ func (s *Server) waitReadyContainer(ctx context.Context) error {
 func (s *Server) containerLogs(ctx context.Context) string {
 	return fmt.Sprintf("container output ends:\n%s\n%s:\n%s", s.ctr.LogTail(ctx, 12), s.ErrorLog, s.logTail())
 }
-
-// stopContainer stops the server (SIGTERM; SIGKILL after the stop timeout) and
-// removes its container. An error says the server had died by itself, or
-// the container could not be removed.
-func (s *Server) stopContainer() error {
-	c := s.ctr
-	var err error
-	if c.HasExited() && !c.stopping.Load() {
-		err = fmt.Errorf("stop mariadbd: its container had exited by itself (%s); %s", c.status(), s.containerLogs(context.Background()))
-	}
-	c.stopping.Store(true)
-	if rmErr := c.Stop(c.stopTimeout); rmErr != nil {
-		err = errors.Join(err, fmt.Errorf("stop mariadbd: %w", rmErr))
-	}
-	return err
-}

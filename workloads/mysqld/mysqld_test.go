@@ -208,3 +208,25 @@ func TestLongDirUsesShortSocket(t *testing.T) {
 		t.Errorf("socket dir %s left behind after Stop", sockDir)
 	}
 }
+
+// A server that died by itself says so when it is stopped, with its
+// error log, and every later Stop says the same.
+func TestStopAfterDeath(t *testing.T) {
+	needMariaDB(t)
+	s, err := Start(t.Context(), Options{Dir: t.TempDir(), Log: &bytes.Buffer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop() })
+	if err := syscall.Kill(s.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-s.proc.Exited()
+	err = s.Stop()
+	if err == nil || !strings.Contains(err.Error(), "stop mariadbd: it had exited by itself") || !strings.Contains(err.Error(), s.ErrorLog) {
+		t.Fatalf("Stop after a kill: %v, want it to say mariadbd had died, naming its log", err)
+	}
+	if again := s.Stop(); again != err {
+		t.Errorf("second Stop: %v, want the first's %v", again, err)
+	}
+}

@@ -16,7 +16,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -53,9 +52,7 @@ type Server struct {
 	accounts []string // the hosts the user is created for
 	proc     *service.Process
 	ctr      *dbContainer // the server's container, for EngineDocker
-
-	stopOnce sync.Once
-	stopErr  error
+	stopper  service.Stopper
 }
 
 // maxSunPath is the usable length of sockaddr_un.sun_path on Linux (108
@@ -155,7 +152,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 			return s, nil
 		}
 		died := p.HasExited()
-		stopErr := stop(p, opt.StopTimeout)
+		stopErr := p.Stop()
 		if died {
 			stopErr = nil // err already says so, with the log tail
 		}
@@ -245,21 +242,38 @@ func (s *Server) Stop() error {
 	if s == nil {
 		return nil
 	}
-	s.stopOnce.Do(func() {
-		if s.ctr != nil {
-			s.stopErr = s.stopContainer()
+	return s.stopper.Stop(s.died, s.stop)
+}
+
+// died says how the server had ended by itself, with its logs, or nil.
+func (s *Server) died() error {
+	switch {
+	case s.ctr != nil:
+		if s.ctr.HasExited() && !s.ctr.stopping.Load() {
+			return fmt.Errorf("stop mariadbd: its container had exited by itself (%s); %s", s.ctr.status(), s.containerLogs(context.Background()))
 		}
-		if s.proc != nil {
-			if s.proc.HasExited() && !s.proc.StopRequested() {
-				s.stopErr = fmt.Errorf("stop mariadbd: it had exited by itself (%v); %s:\n%s", s.proc.WaitErr(), s.ErrorLog, s.logTail())
-			}
-			if err := stop(s.proc, s.opt.StopTimeout); err != nil && s.stopErr == nil {
-				s.stopErr = err
-			}
+	case s.proc != nil:
+		if err := s.proc.DiedBySelf(); err != nil {
+			return fmt.Errorf("stop mariadbd: %w; %s:\n%s", err, s.ErrorLog, s.logTail())
 		}
-		s.removeSockDir()
-	})
-	return s.stopErr
+	}
+	return nil
+}
+
+// stop stops mariadbd wherever it runs (SIGTERM; SIGKILL after the stop
+// timeout), removes its container, and the socket's directory.
+func (s *Server) stop() error {
+	defer s.removeSockDir()
+	switch {
+	case s.ctr != nil:
+		s.ctr.stopping.Store(true)
+		if err := s.ctr.Stop(s.ctr.stopTimeout); err != nil {
+			return fmt.Errorf("stop mariadbd: %w", err)
+		}
+	case s.proc != nil:
+		return s.proc.Stop()
+	}
+	return nil
 }
 
 // launch starts mariadbd in its own process group; cancelling ctx stops it.
@@ -288,15 +302,6 @@ func launch(ctx context.Context, args []string, dir string, opt Options) (*servi
 		return nil, fmt.Errorf("start mariadbd: %w", err)
 	}
 	return p, nil
-}
-
-// stop stops p and says so in mariadbd's words.
-func stop(p *service.Process, timeout time.Duration) error {
-	err := p.Stop()
-	if errors.Is(err, service.ErrKilled) {
-		return fmt.Errorf("stop mariadbd: still running %v after SIGTERM, killed", timeout)
-	}
-	return err
 }
 
 // pickSocket puts the socket in dir, or in a short directory under /tmp

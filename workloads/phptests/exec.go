@@ -2,7 +2,6 @@ package phptests
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -16,7 +15,7 @@ import (
 )
 
 // An Executor runs one run-tests invocation somewhere: on this host, or in a
-// container. Exec returns two errors: runErr (an *ExitError) when the
+// container. Exec returns two errors: runErr (a *proc.ExitError) when the
 // command ran and exited non-zero, which for run-tests may still be a
 // finished run with failing tests; execErr when it could not be run or was
 // stopped (ctx ended), which is infrastructure.
@@ -37,16 +36,6 @@ type Cmd struct {
 	// database's socket), Writable those it writes (the work dir). A
 	// container binds exactly these, at the same path; a host ignores them.
 	ReadOnly, Writable []string
-}
-
-// ExitError is a runErr: the command ran and exited non-zero.
-type ExitError struct {
-	Args []string
-	Code int
-}
-
-func (e *ExitError) Error() string {
-	return fmt.Sprintf("%s exited with status %d", e.Args[0], e.Code)
 }
 
 // Host runs run-tests on this machine, in its own process group, with what
@@ -71,7 +60,7 @@ func (Host) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 	}
 	code, failed, execErr := proc.ExitStatus(ctx, c.Args[0], err)
 	if failed {
-		return &ExitError{Args: c.Args, Code: code}, nil
+		return &proc.ExitError{Args: c.Args, Code: code}, nil
 	}
 	return nil, execErr
 }
@@ -156,7 +145,7 @@ func (c *Container) Exec(ctx context.Context, cmd Cmd) (runErr, execErr error) {
 		return nil, err
 	}
 	if code != 0 {
-		return &ExitError{Args: cmd.Args, Code: code}, nil
+		return &proc.ExitError{Args: cmd.Args, Code: code}, nil
 	}
 	return nil, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/patchproof/patchproof/internal/docker"
+	"github.com/patchproof/patchproof/internal/proc"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 )
 
@@ -43,7 +44,7 @@ func (f *fakeExec) Exec(ctx context.Context, c Cmd) (runErr, execErr error) {
 		return nil, err
 	}
 	if f.code != 0 {
-		return &ExitError{Args: c.Args, Code: f.code}, nil
+		return &proc.ExitError{Args: c.Args, Code: f.code}, nil
 	}
 	return nil, nil
 }

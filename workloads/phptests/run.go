@@ -37,6 +37,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/proc"
 	"github.com/patchproof/patchproof/verify/suites"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 )
@@ -314,7 +315,7 @@ func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.S
 	if len(entries) == 0 {
 		return suites.SuiteRun{}, warnings, fmt.Errorf("run %s on %s: run-tests ran no test (%v); output ends:\n%s", t.Suite, opt.Build, runErr, tail.String())
 	}
-	var exit *ExitError
+	var exit *proc.ExitError
 	if runErr != nil && !(errors.As(runErr, &exit) && exit.Code == 1) {
 		// Exit status 1 is run-tests' "some tests failed"; anything else
 		// is the harness breaking.

@@ -165,6 +165,35 @@ func (p *Process) WaitErr() error {
 	return p.waitErr
 }
 
+// DiedBySelf is nil unless the first process ended before Stop asked it
+// to: then it says how it ended.
+func (p *Process) DiedBySelf() error {
+	if p.HasExited() && !p.StopRequested() {
+		return fmt.Errorf("it had exited by itself (%v)", p.WaitErr())
+	}
+	return nil
+}
+
+// Stopper is every server's Stop, on this host or in a container: the
+// first call stops the server, and every call, from any goroutine,
+// returns the first one's answer: that the server had died by itself
+// before it was asked to stop, joined with what went wrong stopping it.
+// The zero value is ready.
+type Stopper struct {
+	once sync.Once
+	err  error
+}
+
+// Stop stops a server once. died, asked first, says how the server had
+// ended by itself, or nil; stop stops it and frees what it holds.
+func (s *Stopper) Stop(died, stop func() error) error {
+	s.once.Do(func() {
+		d := died()
+		s.err = errors.Join(d, stop())
+	})
+	return s.err
+}
+
 // StopRequested reports whether Stop was called (directly or by cancelling
 // the context): an exit after it is not a crash.
 func (p *Process) StopRequested() bool { return p.requested.Load() }

@@ -2,8 +2,8 @@
 // the request that exercises it, the check that a response is right and
 // the SQL that creates its data — and loading that data into a database.
 //
-// The workloads themselves live in their own packages (select20, jsonapi),
-// each embedding its SQL and PHP files. The PHP reads its database from the
+// The workloads themselves live in their own packages (select20), each
+// embedding its SQL and PHP files. The PHP reads its database from the
 // environment: PP_DB_DSN (a PDO DSN), PP_DB_USER and PP_DB_PASSWORD, which
 // a server sets from [DB.Env].
 package workload

@@ -14,7 +14,6 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/patchproof/patchproof/workloads/jsonapi"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 	"github.com/patchproof/patchproof/workloads/select20"
 	"github.com/patchproof/patchproof/workloads/workload"
@@ -124,7 +123,7 @@ func query(t *testing.T, c mysqld.Conn, q string) string {
 	return strings.Join(lines, "\n")
 }
 
-// TestLoad loads both workloads into a real MariaDB, twice, and checks
+// TestLoad loads the workloads into a real MariaDB, twice, and checks
 // that the data is what the PHP expects and the same each time.
 func TestLoad(t *testing.T) {
 	s := startServer(t)
@@ -137,15 +136,6 @@ func TestLoad(t *testing.T) {
 		{select20.Workload(), map[string]string{
 			"SELECT COUNT(*), MIN(id), MAX(id) FROM t":        "1000\t1\t1000",
 			"SELECT COUNT(*) FROM t WHERE LENGTH(body) = 560": "1000",
-		}},
-		{jsonapi.Workload(), map[string]string{
-			"SELECT COUNT(*) FROM users":                                                       "100",
-			"SELECT COUNT(*) FROM api_tokens WHERE LENGTH(token) = 40":                         "100",
-			"SELECT user_id FROM api_tokens WHERE token = '" + jsonapi.Token + "'":             "1",
-			"SELECT COUNT(*) FROM posts":                                                       "1000",
-			"SELECT MIN(n), MAX(n) FROM (SELECT COUNT(*) n FROM post_tags GROUP BY post_id) x": "1\t3",
-			"SELECT COUNT(DISTINCT post_id) FROM post_tags":                                    "1000",
-			"SELECT COUNT(*) FROM comments":                                                    "5000",
 		}},
 	}
 	for _, tt := range tests {

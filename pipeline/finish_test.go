@@ -5,8 +5,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,7 +22,7 @@ import (
 	"github.com/patchproof/patchproof/pipeline/results/resultstest"
 )
 
-// reportRun runs the report stage over res as the pipeline does, and
+// reportRun ends a run whose stages left res, as the pipeline does, and
 // returns the run and everything it printed.
 func reportRun(t *testing.T, cfg Config, res *results.Result) (*Run, string) {
 	t.Helper()
@@ -27,15 +30,30 @@ func reportRun(t *testing.T, cfg Config, res *results.Result) (*Run, string) {
 	cfg.Stdout, cfg.Stderr = &stdout, &stderr
 	r, progress := newTestRun(t, cfg)
 	r.Result, r.file.res = res, res
-	runStages(context.Background(), r, []Stage{reportStage{}}, record, selected, logged)
 	finish(context.Background(), r)
 	log, _ := os.ReadFile(filepath.Join(r.Dir, "logs", "report.log"))
 	return r, stdout.String() + stderr.String() + progress.String() + string(log)
 }
 
-func reportStatus(r *Run) *results.StageResult { return r.stageResult("report") }
+// ended checks that the run ended as want says, in memory and in the
+// results.json it wrote last.
+func ended(t *testing.T, r *Run, want results.Status, code int) {
+	t.Helper()
+	disk, err := results.Read(r.file.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, res := range []*results.Result{r.Result, disk} {
+		if res.Status != want || res.ExitCode != code || res.FinishedAt == nil {
+			t.Errorf("run ended %s/%d (%q), finished at %v; want %s/%d", res.Status, res.ExitCode, res.Error, res.FinishedAt, want, code)
+		}
+	}
+	if slices.ContainsFunc(disk.Stages, func(s *results.StageResult) bool { return s.Name == "report" }) {
+		t.Error("results.json records the report as a stage")
+	}
+}
 
-func TestReportStagePostsOneComment(t *testing.T) {
+func TestReportPostsOneComment(t *testing.T) {
 	f := resultstest.PRFake(t)
 	stepSummary := filepath.Join(t.TempDir(), "step-summary.md")
 	e := resultstest.Env{"GITHUB_TOKEN": resultstest.Token, "GITHUB_RUN_ID": "1001", "GITHUB_STEP_SUMMARY": stepSummary}
@@ -53,9 +71,7 @@ func TestReportStagePostsOneComment(t *testing.T) {
 	// A failing run creates the comment and marks the head commit failed.
 	r, out := reportRun(t, cfg, resultstest.Live(resultstest.Failing()))
 	printed = append(printed, out)
-	if s := reportStatus(r); s.Status != results.StatusPassed {
-		t.Fatalf("report stage: %s %s", s.Status, s.Error)
-	}
+	ended(t, r, results.StatusFailed, 1)
 	body, id := bodyOf()
 	summary, err := os.ReadFile(filepath.Join(r.Dir, "summary.md"))
 	if err != nil {
@@ -66,9 +82,6 @@ func TestReportStagePostsOneComment(t *testing.T) {
 	}
 	if !strings.HasPrefix(string(summary), "## ❌ patchproof: a check failed") {
 		t.Errorf("summary.md does not open with the verdict:\n%.200s", summary)
-	}
-	if r.Result.Status != results.StatusFailed {
-		t.Errorf("results.json status %s, want failed, as the report says", r.Result.Status)
 	}
 	step, _ := os.ReadFile(stepSummary)
 	if !bytes.Contains(step, summary) {
@@ -85,9 +98,7 @@ func TestReportStagePostsOneComment(t *testing.T) {
 	e["GITHUB_RUN_ID"] = "1002"
 	r, out = reportRun(t, cfg, resultstest.Live(resultstest.PassingPR()))
 	printed = append(printed, out)
-	if s := reportStatus(r); s.Status != results.StatusPassed {
-		t.Fatalf("report stage: %s %s", s.Status, s.Error)
-	}
+	ended(t, r, results.StatusPassed, 0)
 	body2, id2 := bodyOf()
 	if id2 != id || !strings.HasPrefix(body2, "<!-- patchproof:v1 key=summary run=1002 -->\n## ✅ patchproof: passed") {
 		t.Errorf("second run: comment %d (first %d) begins %.80q", id2, id, body2)
@@ -124,9 +135,7 @@ func TestReportStagePostsOneComment(t *testing.T) {
 	if n := writes() - before; n != 0 {
 		t.Errorf("a dry run made %d writes", n)
 	}
-	if s := reportStatus(r); s.Status != results.StatusPassed {
-		t.Errorf("dry run: report stage %s %s", s.Status, s.Error)
-	}
+	ended(t, r, results.StatusFailed, 1)
 	if !strings.Contains(out, fmt.Sprintf("would update comment %d", id)) || !strings.Contains(out, "would set status") {
 		t.Errorf("dry run output lacks the plan:\n%.2000s", out)
 	}
@@ -147,23 +156,20 @@ func TestReportStagePostsOneComment(t *testing.T) {
 	}
 }
 
-func TestReportStageAfterFailedStages(t *testing.T) {
-	// The report runs when everything before it failed, and renders the
-	// verdict that results.json ends with.
+func TestReportAfterFailedStages(t *testing.T) {
+	// The report follows whatever the stages did, and renders the verdict
+	// that results.json ends with.
 	var ran []string
 	stages := []Stage{
 		fakeStage{name: "checkout", ran: &ran},
 		fakeStage{name: "build", ran: &ran, err: results.CheckFailed("1 of 4 builds failed")},
 		fakeStage{name: "codediff", ran: &ran, err: errors.New("read objects: no such file")},
-		reportStage{},
 	}
 	r, _ := newTestRun(t, Config{Getenv: resultstest.Env{}.Get})
 	r.Result.Tool, r.Result.StartedAt = "patchproof", resultstest.Started
 	runStages(context.Background(), r, stages, record, selected, logged)
 	finish(context.Background(), r)
-	if s := reportStatus(r); s.Status != results.StatusPassed {
-		t.Fatalf("report stage: %s %s", s.Status, s.Error)
-	}
+	ended(t, r, results.StatusError, 2)
 	summary, err := os.ReadFile(filepath.Join(r.Dir, "summary.md"))
 	if err != nil {
 		t.Fatal(err)
@@ -177,15 +183,9 @@ func TestReportStageAfterFailedStages(t *testing.T) {
 			t.Errorf("summary.md lacks %q", want)
 		}
 	}
-	if r.Result.Status != results.StatusError || r.Result.ExitCode != 2 {
-		t.Errorf("results.json: %s/%d, want error/2 as the summary says", r.Result.Status, r.Result.ExitCode)
-	}
-	if bytes.Contains(summary, []byte("| report |")) {
-		t.Error("the stage table shows the report stage while it renders")
-	}
 }
 
-func TestReportStageWithoutPost(t *testing.T) {
+func TestReportWithoutPost(t *testing.T) {
 	f := resultstest.PRFake(t)
 	cfg := Config{Repo: DefaultRepo, PR: 4242, GitHubAPI: f.URL(), Getenv: resultstest.Env{"GITHUB_TOKEN": resultstest.Token}.Get}
 	r, _ := reportRun(t, cfg, resultstest.Live(resultstest.PassingPR()))
@@ -195,18 +195,16 @@ func TestReportStageWithoutPost(t *testing.T) {
 	if n := len(f.Requests()); n != 0 {
 		t.Errorf("without --post, %d requests reached GitHub", n)
 	}
+	ended(t, r, results.StatusPassed, 0)
 }
 
-func TestReportStageDemoPostsNoStatus(t *testing.T) {
+func TestReportDemoPostsNoStatus(t *testing.T) {
 	// The demo's commits are not the PR's: posting its report (to show it)
 	// makes the comment but marks no commit.
 	f := resultstest.PRFake(t)
 	cfg := Config{PR: 4242, Repo: DefaultRepo, Post: true, GitHubAPI: f.URL(), Getenv: resultstest.Env{"GITHUB_TOKEN": resultstest.Token}.Get}
-	res := resultstest.Live(resultstest.Demo())
-	r, out := reportRun(t, cfg, res)
-	if s := reportStatus(r); s.Status != results.StatusPassed {
-		t.Fatalf("report stage: %s %s", s.Status, s.Error)
-	}
+	r, out := reportRun(t, cfg, resultstest.Live(resultstest.Demo()))
+	ended(t, r, results.StatusPassed, 0)
 	if n := len(f.Comments("php", "php-src", 4242)); n != 1 {
 		t.Errorf("%d comments, want 1", n)
 	}
@@ -216,8 +214,86 @@ func TestReportStageDemoPostsNoStatus(t *testing.T) {
 	if !strings.Contains(out, "is not the head of php/php-src#4242") {
 		t.Errorf("no note of the status not set:\n%s", out)
 	}
-	if len(reportStatus(r).Warnings) != 1 {
-		t.Errorf("report warnings %q, want the note", reportStatus(r).Warnings)
+	disk, err := results.Read(r.file.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(disk.Warnings) != 1 || !strings.Contains(disk.Warnings[0], "is not the head of php/php-src#4242") {
+		t.Errorf("results.json warnings %q, want the note", disk.Warnings)
+	}
+}
+
+// A report that cannot be delivered is the run's error (exit 2), whatever
+// the checks found, and results.json says so.
+func TestReportNotDelivered(t *testing.T) {
+	f := resultstest.PRFake(t)
+	for _, tt := range []struct {
+		name string
+		res  *results.Result
+		want string // the run's error
+	}{
+		{"checks passed", resultstest.Live(resultstest.PassingPR()), "report: "},
+		{"a check failed", resultstest.Live(resultstest.Failing()), "report: "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := Config{Repo: DefaultRepo, PR: 4242, Post: true, GitHubAPI: f.URL(), Getenv: resultstest.Env{}.Get}
+			r, _ := reportRun(t, cfg, tt.res)
+			ended(t, r, results.StatusError, 2)
+			if !strings.HasPrefix(r.Result.Error, tt.want) || !strings.Contains(r.Result.Error, github.ErrNoToken.Error()) {
+				t.Errorf("the run's error %q, want the report's (%s)", r.Result.Error, github.ErrNoToken)
+			}
+		})
+	}
+}
+
+// results.json has the run's verdict only once its report is delivered:
+// a run killed while it posts reads as incomplete, not as passed.
+func TestResultsFinalAfterReport(t *testing.T) {
+	var r *Run
+	var seen []*results.Result
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if res, err := results.Read(r.file.path); err == nil {
+			seen = append(seen, res)
+		}
+		http.Error(w, `{"message": "Bad credentials"}`, http.StatusUnauthorized)
+	}))
+	defer api.Close()
+	cfg := Config{Repo: DefaultRepo, PR: 4242, Post: true, GitHubAPI: api.URL + "/",
+		Getenv: resultstest.Env{"GITHUB_TOKEN": resultstest.Token}.Get}
+	r, _ = newTestRun(t, cfg)
+	res := resultstest.Live(resultstest.PassingPR())
+	r.Result, r.file.res = res, res
+	r.save() // as the last stage left it
+	finish(context.Background(), r)
+	if len(seen) == 0 {
+		t.Fatal("the report never asked GitHub")
+	}
+	for _, s := range seen {
+		if v := results.VerdictOf([]*results.Result{s}); v.Status != results.StatusIncomplete {
+			t.Errorf("while the report posts, results.json reads %s (%s), want incomplete", v.Status, v.Reason)
+		}
+	}
+	ended(t, r, results.StatusError, 2)
+}
+
+// An interrupted run writes its summary (incomplete), never posts, and
+// ends incomplete whatever its stages said.
+func TestReportInterrupted(t *testing.T) {
+	f := resultstest.PRFake(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	cfg := Config{Repo: DefaultRepo, PR: 4242, Post: true, GitHubAPI: f.URL(), Getenv: resultstest.Env{"GITHUB_TOKEN": resultstest.Token}.Get}
+	r, _ := newTestRun(t, cfg)
+	res := resultstest.Live(resultstest.PassingPR())
+	r.Result, r.file.res = res, res
+	finish(ctx, r)
+	ended(t, r, results.StatusIncomplete, 2)
+	summary, err := os.ReadFile(filepath.Join(r.Dir, "summary.md"))
+	if err != nil || !strings.Contains(string(summary), "incomplete") {
+		t.Errorf("summary.md %.200q, %v; want one saying incomplete", summary, err)
+	}
+	if n := len(f.Requests()); n != 0 {
+		t.Errorf("an interrupted run sent %d requests to GitHub", n)
 	}
 }
 
