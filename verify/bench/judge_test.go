@@ -39,7 +39,19 @@ func TestJudge(t *testing.T) {
 			{Name: "cpu", Noisy: true, Verdict: verdict.Regressed},
 			{Name: "throughput", Noisy: true, Verdict: verdict.Regressed},
 		}), ""},
-		{"head crashed where base did not", result(nil, crashed(0, 1)...), "the benchmark regressed: server crashes"},
+		// One crash where base had none is p = 0.5: chance, not gated.
+		{"head crashed once where base did not", result(nil, crashed(0, 1)...), ""},
+		{"head crashed often where base did not", result(nil, crashed(0, 6)...), "the benchmark regressed: server crashes"},
+		// Where and by how much.
+		{"a regression with statistics off", result([]*benchrun.MeasureStats{{
+			Name: "instructions", Unit: "instr/req", Verdict: verdict.Regressed,
+			HeadVsBaseArms: []benchrun.ArmComparison{
+				{Statistics: "off", Comparison: benchrun.Comparison{Effect: 0.02, Verdict: verdict.Regressed, Exact: instr(424000, 432480)}},
+				{Statistics: "on", Comparison: benchrun.Comparison{Effect: 0.02, Verdict: verdict.Regressed, Exact: instr(424000, 432480)}},
+			},
+		}}), "the benchmark regressed: instructions (statistics off +2%, statistics on +2%)"},
+		// A part of a judged measure is not judged.
+		{"shared locks", result([]*benchrun.MeasureStats{{Name: "shared_locks", Verdict: verdict.NotJudged}}), ""},
 		{"both crashed alike", result(nil, crashed(18, 18)...), ""},
 		{"a regression and a crash", result([]*benchrun.MeasureStats{{Name: "instructions", Verdict: verdict.Regressed}}, crashed(1, 18)...),
 			"the benchmark regressed: instructions, server crashes"},
@@ -80,7 +92,11 @@ func TestCrashRegression(t *testing.T) {
 		base, head int
 		want       bool
 	}{
-		{0, 0, false}, {0, 1, true}, {18, 18, false}, {3, 0, false},
+		{0, 0, false}, {18, 18, false}, {3, 0, false},
+		// One rule whether or not base crashed: a crash or five where
+		// base had none could be chance (p = 0.5 to 0.023), six are not
+		// (p = 0.0095).
+		{0, 1, false}, {0, 5, false}, {0, 6, true},
 		// Now and then in base does not hide always in head; a crash
 		// more or less is chance.
 		{1, 18, true}, {17, 18, false}, {6, 12, false},
@@ -102,4 +118,11 @@ func TestCrashRegression(t *testing.T) {
 	if err := Judge(headOnly); err != nil {
 		t.Errorf("head's crashes gate a run that had no base servers to compare with: %v", err)
 	}
+}
+
+// instr is the exact judgment of instructions a request, base's mean
+// against head's.
+func instr(base, head float64) *benchrun.ExactStats {
+	return &benchrun.ExactStats{Old: benchrun.Range{N: 1, Min: base, Median: base, Mean: base, Max: base},
+		New: benchrun.Range{N: 1, Min: head, Median: head, Mean: head, Max: head}, Floor: 0.005 * base}
 }

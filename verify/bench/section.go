@@ -21,9 +21,10 @@ const sectionTitle = "#### Contention benchmark\n\n"
 
 // WriteSection writes the target's "Contention benchmark" section for a
 // pull request comment: one compact table (each arm's median with its
-// interval, the cost of statistics in each build, head's cost against
-// base's) with the warnings under it, the servers' crashes, and the
-// settings and raw samples folded away.
+// interval, the cost of statistics in each build, head against base with
+// statistics off, with them on, and of their costs) with the warnings
+// under it, the servers' crashes, and the settings and raw samples folded
+// away.
 func (r *Result) WriteSection(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString(sectionTitle)
@@ -35,8 +36,8 @@ func (r *Result) WriteSection(w io.Writer) error {
 func (r *Result) writeBody(bw io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	head := len(r.Builds) > 1
-	p("**Benchmark** `%s` on %s, %d PHP threads: %d CPU passes of %gs on warm servers, fresh every %s, the exact measures from %d counted %s; medians with %s intervals; cost = statistics on/off, paired by pass.\n\n",
-		r.Workload, r.Server, r.Settings.Threads, len(r.Passes), r.Settings.DurationS, plural(r.Settings.PassesPerServer, "pass", fmt.Sprintf("%d passes", r.Settings.PassesPerServer)), r.Settings.CountedPasses,
+	p("**Benchmark** `%s` on %s, %d PHP threads, %s: %d CPU passes of %gs on warm servers, fresh every %s, the exact measures from %d counted %s; medians with %s intervals; cost = statistics on/off, paired by pass.\n\n",
+		r.Workload, r.Server, r.Settings.Threads, opcacheWords(r.Settings.OPcache), len(r.Passes), r.Settings.DurationS, plural(r.Settings.PassesPerServer, "pass", fmt.Sprintf("%d passes", r.Settings.PassesPerServer)), r.Settings.CountedPasses,
 		plural(r.Settings.CountedPasses, "pass", "passes"), pct(r.Settings.Thresholds.Confidence))
 	if r.Settings.Pinning != "" {
 		p("Placement: %s.\n\n", markdown.Text(r.Settings.Pinning))
@@ -46,8 +47,8 @@ func (r *Result) writeBody(bw io.Writer) {
 	}
 	if len(r.Measures) > 0 {
 		if head {
-			p("| measure | base off | base on | base cost | head off | head on | head cost | head vs base |\n")
-			p("|---|---:|---:|---:|---:|---:|---:|---|\n")
+			p("| measure | base off | base on | base cost | head off | head on | head cost | head vs base, off | head vs base, on | head's cost vs base's |\n")
+			p("|---|---:|---:|---:|---:|---:|---:|---|---|---|\n")
 		} else {
 			p("| measure | base off | base on | base cost |\n")
 			p("|---|---:|---:|---:|\n")
@@ -69,17 +70,23 @@ func (r *Result) writeBody(bw io.Writer) {
 			p(" | %s | %s | %s", armCell(m, benchrun.Arm{Side: b.Name, Statistics: false}), armCell(m, benchrun.Arm{Side: b.Name, Statistics: true}), costCell(m, b.Name))
 		}
 		if head {
-			p(" | %s", headCell(m))
+			for _, pt := range parts(m) {
+				p(" | %s", compareCell(m, pt))
+			}
+			for range 3 - len(parts(m)) {
+				p(" | –")
+			}
 		}
 		p(" |\n")
 	}
 	if len(r.Measures) > 0 {
 		th := r.Settings.Thresholds
 		if r.hasExact() {
-			p("\nExact measures change when the ranges of their passes do not overlap and the medians differ by more than max(%s, the wider range); a build's lock calls by more than %g a request too.", pct(th.ExactFloor), benchrun.LockResolution)
+			p("\nExact measures change where the difference of their means exceeds the smallest change worth finding, max(%s of the old mean, %g lock calls a request), by more than Student's t times its standard error (a test at %v): the noise pooled from the passes, never less than the noise one pass is assumed to have, which is all one pass has (%g lock calls a request, %s of the instructions); lock calls are judged on differences, and their shared and per-thread parts are shown, not judged.",
+				pct(th.ExactFloor), benchrun.LockResolution, th.Alpha, benchrun.LockNoise, pct(benchrun.InstructionNoise))
 		}
 		if r.hasNoisy() {
-			p(" ⁿ depends on the machine's load, and is not gated on: its cost is the Hodges-Lehmann estimate of the per-pass log(on/off) with its %s interval, decided by the Wilcoxon signed-rank test (p ≤ %v) and a change of at least %s, the sign test beside it; head vs base pairs the passes likewise, and is judged on CPU time alone: what explains it (user, system, switches, req/s) is shown, not judged, as six such verdicts would give a false one in about a run of four.",
+			p(" ⁿ depends on the machine's load, and is not gated on: a change is the Hodges-Lehmann estimate of log(on/off), or of log(head/base), with its %s interval, the passes of one server averaged (n servers), decided by the Wilcoxon signed-rank test (p ≤ %v) with the sign test beside it; where it finds nothing it is `~` only if it could detect ±%s (the smallest change worth finding, at 80%% power), else not decided. Head vs base is judged on CPU time alone: what explains it (user, system, switches, req/s) is shown, not judged, as six such verdicts would give a false one in about a run of four.",
 				pct(r.Settings.Thresholds.Confidence), th.Alpha, pct(th.MinEffect))
 		}
 		p(" `~` is no significant change.\n")
@@ -157,19 +164,34 @@ func armCell(m *benchrun.MeasureStats, name benchrun.Arm) string {
 
 // costCell shows the cost of statistics in a build: for a noisy measure
 // the Hodges-Lehmann estimate with its interval, the signed-rank p and
-// the sign test; for an exact one the change of the median and whether it
-// is beyond the spread.
+// the sign test, and for CPU time what it could detect; for an exact one
+// the change of the mean and the tolerance it is judged by.
 func costCell(m *benchrun.MeasureStats, build side.Side) string {
 	for _, c := range m.Costs {
 		if c.Build != build {
 			continue
 		}
 		tilde := ""
-		if c.Verdict == verdict.NoChange {
+		switch c.Verdict {
+		case verdict.NoChange:
 			tilde = "~ "
+		case verdict.NotDecided:
+			tilde = "not decided: "
 		}
-		if c.Exact != nil {
-			return tilde + exactChange(*c.Exact) + " " + exactWhy(*c.Exact, c.Verdict)
+		if e := c.Exact; e != nil {
+			if e.Old == e.New {
+				return "~ 0 (identical)"
+			}
+			tol := "±" + diffValue(e.Tolerance)[1:]
+			cost := diffValue(e.New.Mean - e.Old.Mean)
+			if e.Allowance == 0 && e.Old.Mean > 0 {
+				tol = "±" + percent(e.Tolerance/e.Old.Mean)
+				cost = ratio(e.New.Mean / e.Old.Mean)
+			}
+			if c.Verdict == verdict.NoChange {
+				return tilde + cost + " (within " + tol + ")"
+			}
+			return tilde + cost + " (beyond " + tol + ")"
 		}
 		hl := c.HodgesLehmann
 		var s string
@@ -178,7 +200,15 @@ func costCell(m *benchrun.MeasureStats, build side.Side) string {
 		} else {
 			s = fmt.Sprintf("%s [%s, %s]", signed(hl.Median), signed(hl.Lo), signed(hl.Hi))
 		}
-		return fmt.Sprintf("%s%s p=%.3f, sign %s p=%.3f", tilde, s, c.WilcoxonP, signCount(c.Above, c.Below, c.Pairs), c.SignP)
+		units := c.Servers
+		if units == 0 {
+			units = c.Pairs
+		}
+		s = fmt.Sprintf("%s%s p=%.3f%s, sign %s p=%.3f", tilde, s, c.WilcoxonP, servers(c.Servers), signCount(c.Above, c.Below, units), c.SignP)
+		if m.Name == benchrun.CPUMeasure {
+			s += ", " + detectable(&benchrun.Comparison{Detectable: c.Detectable})
+		}
+		return s
 	}
 	return "–"
 }
@@ -191,44 +221,23 @@ func signCount(above, below, pairs int) string {
 	return fmt.Sprintf("%d/%d up", above, pairs)
 }
 
-// exactChange shows old → new of an exact measure as a ratio, or as a
-// difference when the old median is zero.
-func exactChange(e benchrun.ExactStats) string {
-	switch {
-	case e.Old.Median > 0:
-		return ratio(e.New.Median / e.Old.Median)
-	case e.New.Median == e.Old.Median:
-		return "0"
-	}
-	return signed(e.New.Median - e.Old.Median)
-}
-
-// exactWhy says why an exact measure changed or did not.
-func exactWhy(e benchrun.ExactStats, v verdict.Change) string {
-	switch {
-	case v != verdict.NoChange:
-		return "(beyond spread)"
-	case e.Old == e.New:
-		return "(identical)"
-	case !e.Apart:
-		return "(ranges overlap)"
-	}
-	return "(within spread)"
-}
-
+// headCell is head's cost against base's, as the sweep's table shows it.
 func headCell(m *benchrun.MeasureStats) string {
-	c := m.HeadVsBase
-	if c == nil {
+	if m.HeadVsBase == nil {
 		return "–"
 	}
-	v := c.Verdict.String()
-	if c.Exact != nil {
-		return v + " " + exactWhy(*c.Exact, c.Verdict)
+	return compareCell(m, part{"cost of statistics", m.HeadVsBase, true})
+}
+
+// opcacheWords is the settings' word on OPcache for the section's first
+// line, "OPcache on" or "OPcache off": what Settings.OPcache says before
+// its reasons, which the settings below the table give.
+func opcacheWords(s string) string {
+	if s == "" {
+		return "OPcache not recorded"
 	}
-	if c.Verdict == verdict.NotJudged && c.Of == "ratio" {
-		return fmt.Sprintf("%s [%s, %s] (p=%.3f), not judged", ratio(c.Ratio.Median), ratio(c.Ratio.Lo), ratio(c.Ratio.Hi), c.WilcoxonP)
-	}
-	return fmt.Sprintf("%s (p=%.3f)", v, c.WilcoxonP)
+	short, _, _ := strings.Cut(s, ":")
+	return "OPcache " + markdown.Text(short)
 }
 
 // ratio shows an on/off ratio as a percentage change, or as a factor when
@@ -268,6 +277,9 @@ func (r *Result) markdownDetails(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	s := r.Settings
 	p("\n<details><summary>Settings and samples</summary>\n\n")
+	if s.OPcache != "" {
+		p("- PHP: OPcache %s\n", markdown.Text(s.OPcache))
+	}
 	p("- load: wrk %d threads, %d connections, %gs windows after %gs of warm-up on each warm server, keep-alive %s, ASLR %s\n", s.LoadThreads, s.Connections, s.DurationS, s.WarmupS, onOff(s.KeepAlive), onOff(s.ASLR))
 	p("- windows: %d requests for lock counts, %d under callgrind, %d in flight, after %d warm-up requests\n", s.LockRequests, s.CallgrindRequests, s.WindowConcurrency, s.WindowWarmup)
 	if r.CPUSource != "" {
@@ -410,14 +422,14 @@ func (r *Result) markdownCrashes(w io.Writer) {
 	base, head := r.CrashesOf(side.Base), r.CrashesOf(side.Head)
 	var means string
 	switch {
-	case r.headCrashes() && base.Crashed == 0:
-		means = "❌ head's PHP crashed where base's did not: a regression"
 	case r.headCrashes():
-		means = fmt.Sprintf("❌ head's PHP crashed in more of its servers than base's (Fisher's exact test, p=%.2g): a regression", crashesP(base, head))
+		means = fmt.Sprintf("❌ head's PHP crashed in more of its servers than base's (Fisher's exact test, one-sided, p=%.2g ≤ %v): a regression", crashesP(base, head), crashAlpha)
 	case head != nil && head.Crashed > 0 && base == nil:
 		means = "no base servers to compare with, so it is not gated"
+	case head != nil && head.Crashed > 0 && base.Crashed == 0:
+		means = fmt.Sprintf("⚠️ base's did not, but so few crashes could fall on head's servers alone by chance (Fisher's exact test, one-sided, p=%.2g > %v), so it is not gated", crashesP(base, head), crashAlpha)
 	case head != nil && head.Crashed > 0:
-		means = fmt.Sprintf("base's crashed too, and head's not significantly more often (Fisher's exact test, p=%.2g), so it is not gated", crashesP(base, head))
+		means = fmt.Sprintf("base's crashed too, and head's not significantly more often (Fisher's exact test, one-sided, p=%.2g > %v), so it is not gated", crashesP(base, head), crashAlpha)
 	case len(r.Builds) > 1:
 		means = "head's did not"
 	}

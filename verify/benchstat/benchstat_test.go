@@ -451,9 +451,10 @@ func TestPairedCost(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Five pairs all up: the signed-rank test's best is 2/32.
+		// Five pairs all up: the signed-rank test's best is 2/32, so five
+		// pairs can detect nothing, and say so.
 		got := outcome{Verdict: c.Verdict, Effect: c.Effect, P: c.Paired.Test.P, Warnings: c.Warnings}
-		want := outcome{Verdict: verdict.NoChange, Effect: math.Inf(1), P: 2.0 / 32, Warnings: []string{
+		want := outcome{Verdict: verdict.NotDecided, Effect: math.Inf(1), P: 2.0 / 32, Warnings: []string{
 			"an off value is not positive: no ratios, cost given as differences",
 			"need >= 6 pairs for a confidence interval of the median difference at level 0.95; with 5 it is 0.938",
 			"need >= 6 pairs that differ to detect a difference at alpha level 0.05; 5 differ",

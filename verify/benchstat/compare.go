@@ -23,8 +23,10 @@ type Thresholds struct {
 	Confidence float64
 	// Alpha is the largest p-value that counts as significant.
 	Alpha float64
-	// MinEffect is the smallest relative change (0.01 is 1%) that counts
-	// as a change even when significant; negative means no minimum.
+	// MinEffect is the smallest relative change worth finding (0.01 is
+	// 1%); negative means none. [Compare], as benchstat, calls no change
+	// smaller than it; a paired comparison calls "~" only where it would
+	// have found a change this large with 80% power, else "not decided".
 	MinEffect float64
 	// ExactFloor is the smallest relative change of an exact measure
 	// (judged by its spread, see [CompareExact]) that counts, however

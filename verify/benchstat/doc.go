@@ -2,9 +2,11 @@
 // passes with, in the manner of golang.org/x/perf's benchstat: medians with
 // distribution-free confidence intervals, a Mann-Whitney U test between two
 // samples, a Wilcoxon signed-rank test between paired ones, a judgment by
-// spread for exact measures, and a verdict that prints as "~" unless the
-// difference is both statistically significant (or, for an exact measure,
-// beyond its spread) and large enough to matter. It never reports a bare
+// test against the smallest change worth finding for exact measures, and
+// a verdict that prints as "~" unless the difference is statistically
+// significant (for an exact measure, beyond the smallest change worth
+// finding by more than its noise), or "not decided" where the samples
+// could not have found a change worth finding. It never reports a bare
 // percentage of two means.
 //
 // # What comes from x/perf, and what is this package's own
@@ -22,9 +24,12 @@
 // [SignTest], [WalshMedian]). benchstat reports no estimate of a change
 // with its interval, only the ratio of two medians; here the change is the
 // Hodges-Lehmann estimate with the interval that inverts its test
-// ([HodgesLehmann], [WalshMedian]). And benchstat's assume=exact expects
-// equal values and tests nothing, where lock calls and instructions per
-// request repeat to within a small spread that decides ([CompareExact]).
+// ([HodgesLehmann], [WalshMedian]). benchstat does not say what a sample
+// could have found; here a paired comparison states the smallest change
+// it would find with 80% power ([DetectableShift]). And benchstat's
+// assume=exact expects equal values and tests nothing, where lock calls
+// and instructions per request repeat to within a small noise that a
+// test of its own decides ([ExactRule]).
 // The exact distributions these need (of the signed mid-ranks given their
 // ties, of U for the intervals) are this package's too, and its tests
 // check them against brute force and published tables.
@@ -78,14 +83,30 @@
 // between passes cancels within the pair, and a paired test has far more
 // power than the U test. [ComparePaired] compares the pairs on log(new/old)
 // when every value is positive, else on new−old: [WilcoxonSignedRank] on
-// those differences decides (zeros dropped; below 50 non-zero pairs the
-// exact distribution of the signed mid-ranks, so ties are exact; above,
-// the normal approximation with the variance corrected for ties and a
-// continuity correction), [SignTest] is shown beside it, and [WalshMedian]
-// gives the Hodges-Lehmann estimate of the median difference — the median
-// of the Walsh averages (dᵢ+dⱼ)/2 — with the interval that inverts the
-// signed-rank test, reported as a relative change. Six pairs that all
-// agree are the fewest that reach p ≤ 0.05 and a 95% interval.
+// those differences decides (below 50 non-zero pairs the exact
+// distribution of the signed mid-ranks, so ties are exact; above, the
+// normal approximation with the variance of the mid-ranks themselves and
+// a continuity correction), [SignTest] is shown beside it, and
+// [WalshMedian] gives the Hodges-Lehmann estimate of the median
+// difference — the median of the Walsh averages (dᵢ+dⱼ)/2 — with the
+// interval that inverts the signed-rank test, reported as a relative
+// change. The test, the sign test and the estimate use the same
+// differences: those that are not numbers (NaN, ±Inf) are left out of
+// all three, with a warning; zeros stay in all three (the test ranks them
+// with the rest and counts them on neither side, Pratt's treatment, as
+// the estimate averages them in). Six pairs that all agree are the fewest
+// that reach p ≤ 0.05 and a 95% interval ([PairsToDetect]).
+//
+// The verdict is sized by power, not cut on the point estimate: a change
+// when the signed-rank test finds one (p ≤ Alpha), however small its
+// estimate (its interval says how large); otherwise "~" where the
+// comparison would have found a change of MinEffect, the smallest worth
+// finding, with 80% power, and "not decided" where it would not. The
+// detectable change is sized from the pairs' own spread: (t₁₋α/₂ +
+// t₀.₈)·s/√(n·3/π), 3/π the signed-rank test's efficiency against the t
+// test under normal noise ([DetectableShift]). A cut "p ≤ 0.05 and an
+// estimate of at least 1%" finds a true change of exactly 1% at most half
+// the time, however quiet the machine.
 //
 // # The cost of a feature
 //
@@ -100,11 +121,20 @@
 //
 // # Exact measures
 //
-// Some measures repeat to within a tiny spread (lock calls and
-// instructions per request): a test would need many passes to say what
-// two equal ranges already say. [CompareExact] calls a change any change
-// beyond that spread: the ranges of the two samples do not overlap and
-// their medians differ by more than max(ExactFloor of the old median, the
-// wider range). One value a side is enough; the floor (0.5% by default)
-// then stands alone.
+// Some measures repeat to within a tiny noise (lock calls and
+// instructions per request), so a change worth finding is far larger than
+// the noise and one or two passes decide. [ExactRule.Compare] tests the
+// difference of the two means against the smallest change worth finding,
+// the floor max(ExactFloor of the old mean, the rule's Allowance): a
+// change when |difference| > floor + t·SE, SE the standard error of the
+// difference from the samples' pooled standard deviation, never less than
+// the noise the rule assumes (all there is with one value a side, with
+// the normal quantile for t). Its tolerance shrinks towards the floor as
+// passes are added, so its power grows with them; a true change at the
+// floor is called with probability at most Alpha/2, and no change, where
+// the noise is at most the assumed one, with a probability the floor's
+// many standard errors make negligible. [CompareExact] is the rule with
+// no allowance and no assumed noise. (A rule by the samples' ranges —
+// apart, and the medians further apart than the wider range — weakens as
+// passes are added, the range growing with n.)
 package benchstat

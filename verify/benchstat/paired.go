@@ -34,8 +34,13 @@ type PairedComparison struct {
 	// Change is Shift as a relative change: exp(x)−1 when Log, else x
 	// over the old median's magnitude (±Inf when that is zero).
 	Change Summary
-	// Effect is Change.Center: what the verdict weighs against MinEffect.
-	Effect     float64
+	// Effect is Change.Center, the change the verdict's direction is
+	// read from.
+	Effect float64
+	// Detectable is the smallest relative change this comparison would
+	// find with 80% power at Alpha, sized from its own noise (see
+	// [DetectableShift]); +Inf when it has too few pairs to find any.
+	Detectable float64
 	Better     Better
 	Thresholds Thresholds // resolved
 	Verdict    verdict.Change
@@ -82,16 +87,21 @@ func comparePaired(old, new Sample, log bool, better Better, th Thresholds) (Pai
 	c.D.Values = make([]float64, old.N())
 	for i, o := range old.Values {
 		v := new.Values[i]
-		switch {
-		case v > o:
-			c.Above++
-		case v < o:
-			c.Below++
-		}
 		if log {
 			c.D.Values[i] = math.Log(v / o)
 		} else {
 			c.D.Values[i] = v - o
+		}
+	}
+	// The sign test, the signed-rank test and the estimate all use the
+	// same differences: the ones that are numbers, zeros included.
+	d, _ := usable(c.D.Values)
+	for _, x := range d {
+		switch {
+		case x > 0:
+			c.Above++
+		case x < 0:
+			c.Below++
 		}
 	}
 	c.SignP = SignTest(c.Above, c.Below)
@@ -111,8 +121,74 @@ func comparePaired(old, new Sample, log bool, better Better, th Thresholds) (Pai
 			pairsToDetect(th.Alpha), th.Alpha, c.Test.NonZero))
 	}
 	c.Effect = c.Change.Center
-	c.Verdict = change(c.Test.P, c.Effect, better, th)
+	c.Detectable = math.Inf(1)
+	if mde := DetectableShift(d, th.Alpha); !math.IsInf(mde, 1) {
+		c.Detectable = math.Abs(rel(mde))
+	}
+	c.Verdict = decide(c.Test.P, c.Effect, c.Detectable, better, th)
 	return c, nil
+}
+
+// detectPower is the power at which [DetectableShift] sizes a
+// comparison: the chance that a change of that size is found.
+const detectPower = 0.8
+
+// DetectableShift is the smallest shift of the centre of the paired
+// differences d that the signed-rank test finds with 80% power at alpha
+// (two-sided), sized from d's own spread: (t₁₋α/₂ + t₀.₈)·s/√(n·3/π),
+// s the standard deviation of the n differences, the t quantiles with
+// n−1 degrees of freedom, and 3/π the signed-rank test's efficiency
+// relative to the t test under normal noise. +Inf when n pairs cannot
+// reach alpha at all (fewer than 6 at 0.05); 0 when every difference is
+// the same. Differences that are not numbers are left out, as the test
+// leaves them out.
+func DetectableShift(d []float64, alpha float64) float64 {
+	if alpha == 0 {
+		alpha = defaultAlpha
+	}
+	d, _ = usable(d)
+	n := len(d)
+	if n < 2 || signedRankMinP(n) > alpha {
+		return math.Inf(1)
+	}
+	sd := stdDev(d)
+	q := studentTQuantile(1-alpha/2, n-1) + studentTQuantile(detectPower, n-1)
+	return q * sd / math.Sqrt(float64(n)*3/math.Pi)
+}
+
+// stdDev is the sample standard deviation (n−1 in the denominator).
+func stdDev(v []float64) float64 {
+	if len(v) < 2 {
+		return 0
+	}
+	var mean float64
+	for _, x := range v {
+		mean += x
+	}
+	mean /= float64(len(v))
+	var ss float64
+	for _, x := range v {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss / float64(len(v)-1))
+}
+
+// decide is the verdict of a paired comparison, sized by its power: a
+// change when the signed-rank test finds one (p ≤ Alpha), however small
+// its estimate — the size of a change is its interval's to tell, not a
+// cut on the point estimate, which would miss a true change of exactly
+// MinEffect half the time; otherwise no change where the comparison could
+// have found a change of MinEffect (the smallest worth finding) with 80%
+// power, and not decided where it could not. With no MinEffect (a
+// negative one), a comparison that finds nothing is no change.
+func decide(p, effect, detectable float64, better Better, th Thresholds) verdict.Change {
+	switch {
+	case p <= th.Alpha && effect != 0 && !math.IsNaN(effect):
+		return direction(effect, better)
+	case th.MinEffect == 0 || detectable <= th.MinEffect:
+		return verdict.NoChange
+	}
+	return verdict.NotDecided
 }
 
 func allPositive(vs []float64) bool {

@@ -32,24 +32,29 @@ func bruteMidRanks2(v []float64) []int {
 	return r2
 }
 
-// bruteSignedRank is the Wilcoxon signed-rank test by enumeration: the
-// zeros dropped, every one of the 2ⁿ sign assignments of the mid-ranks of
-// |d| tried, and the p-value the share whose positive rank sum lies at
+// bruteSignedRank is the Wilcoxon signed-rank test by enumeration, with
+// Pratt's zeros: the mid-ranks of every |d| (zeros among them), the zeros'
+// ranks then left out, every one of the 2ⁿ sign assignments of the other
+// ranks tried, and the p-value the share whose positive rank sum lies at
 // least as far from the mean as the observed one.
 func bruteSignedRank(d []float64) (wPlus, p float64) {
-	var abs []float64
+	abs := make([]float64, len(d))
+	for i, x := range d {
+		abs[i] = math.Abs(x)
+	}
+	all := bruteMidRanks2(abs)
+	var r2 []int
 	var pos []bool
-	for _, x := range d {
+	for i, x := range d {
 		if x != 0 {
-			abs = append(abs, math.Abs(x))
+			r2 = append(r2, all[i])
 			pos = append(pos, x > 0)
 		}
 	}
-	n := len(abs)
+	n := len(r2)
 	if n == 0 {
 		return 0, 1
 	}
-	r2 := bruteMidRanks2(abs)
 	total, w2 := 0, 0
 	for i, r := range r2 {
 		total += r
@@ -91,7 +96,7 @@ func TestWilcoxonSignedRankBruteForce(t *testing.T) {
 		{"all negative, 7", []float64{-1, -2, -3, -4, -5, -6, -7}},
 		{"mixed", []float64{0.8, -0.1, 0.5, 0.2, -0.3, 0.9, 0.4, 0.6}},
 		{"ties in |d|", []float64{1, -1, 2, 2, -2, 3, 3, 3, 4}},
-		{"zeros dropped", []float64{0, 0, 1, 2, -3, 4, 5, 0, 6}},
+		{"zeros ranked, counted on neither side", []float64{0, 0, 1, 2, -3, 4, 5, 0, 6}},
 		{"all zero", []float64{0, 0, 0}},
 		{"one of each sign", []float64{-1, 1}},
 		{"symmetric", []float64{-3, -2, -1, 1, 2, 3}},
@@ -150,8 +155,11 @@ func TestWilcoxonSignedRankPublished(t *testing.T) {
 		},
 		{
 			// Wikipedia's worked example (Wilcoxon signed-rank test): one
-			// zero dropped, two tied |d| of 5 at mid-rank 1.5, and
-			// W = W+ − W− = 9 over 9 pairs, so W+ = 27.
+			// zero, two tied |d| of 5. With the zero dropped (Wilcoxon's
+			// way, R's) they share mid-rank 1.5 and W = W+ − W− = 9 over
+			// 9 pairs, so W+ = 27; with the zero ranked first (Pratt's,
+			// scipy's zero_method="pratt") every rank is one higher, the
+			// five positive differences gain one each: W+ = 32.
 			name: "Wikipedia",
 			x:    []float64{125, 115, 130, 140, 140, 115, 140, 125, 140, 135},
 			y:    []float64{110, 122, 125, 120, 140, 124, 123, 137, 135, 145},
@@ -169,7 +177,7 @@ func TestWilcoxonSignedRankPublished(t *testing.T) {
 			want := tc.want
 			if want.N == 0 {
 				_, p := bruteSignedRank(d)
-				want = SignedRankTest{N: 10, NonZero: 9, WPlus: 27, P: p, Exact: true}
+				want = SignedRankTest{N: 10, NonZero: 9, WPlus: 32, P: p, Exact: true}
 			}
 			if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 				t.Errorf("WilcoxonSignedRank (-want +got):\n%s", diff)
@@ -382,9 +390,27 @@ func TestComparePaired(t *testing.T) {
 			log:  true,
 		},
 		{
-			name: "significant but below the minimum effect",
+			// No cut on the point estimate: a change the test finds is a
+			// change, its interval says how large.
+			name: "significant, below the minimum effect",
 			old:  drift, new: up(drift, 1.002, 1.004),
-			want: outcome{Verdict: verdict.NoChange, Effect: math.Expm1(WalshMedian(logs(up(drift, 1.002, 1.004), drift), 0).Center), P: 2.0 / 1024},
+			want: outcome{Verdict: verdict.Regressed, Effect: math.Expm1(WalshMedian(logs(up(drift, 1.002, 1.004), drift), 0).Center), P: 2.0 / 1024},
+			log:  true,
+		},
+		{
+			// Not significant, but ten pairs this quiet would have found
+			// a 1% change: no change.
+			name: "quiet enough to have found the minimum effect",
+			old:  drift, new: up(drift, 1.001, 0.999, 1.0015, 0.9985, 1.0005, 0.9995),
+			want: outcome{Verdict: verdict.NoChange, Effect: math.Expm1(WalshMedian(logs(up(drift, 1.001, 0.999, 1.0015, 0.9985, 1.0005, 0.9995), drift), 0).Center), P: 688.0 / 1024},
+			log:  true,
+		},
+		{
+			// Not significant, and too noisy to have found a 1% change:
+			// not decided, where a cut on the estimate said "~".
+			name: "too noisy to decide",
+			old:  drift, new: up(drift, 1.03, 0.97, 1.045, 0.955, 1.015, 0.985),
+			want: outcome{Verdict: verdict.NotDecided, Effect: math.Expm1(WalshMedian(logs(up(drift, 1.03, 0.97, 1.045, 0.955, 1.015, 0.985), drift), 0).Center), P: 688.0 / 1024},
 			log:  true,
 		},
 		{
@@ -402,7 +428,7 @@ func TestComparePaired(t *testing.T) {
 		{
 			name: "five pairs cannot decide",
 			old:  []float64{1, 2, 3, 4, 5}, new: []float64{1.1, 2.2, 3.3, 4.4, 5.5},
-			want: outcome{Verdict: verdict.NoChange, Effect: 0.1, P: 2.0 / 32, Warnings: []string{
+			want: outcome{Verdict: verdict.NotDecided, Effect: 0.1, P: 2.0 / 32, Warnings: []string{
 				"need >= 6 pairs for a confidence interval of the median difference at level 0.95; with 5 it is 0.938",
 				"need >= 6 pairs that differ to detect a difference at alpha level 0.05; 5 differ",
 			}},
@@ -474,63 +500,90 @@ func TestCompareExact(t *testing.T) {
 		Verdict   verdict.Change
 		Effect    float64
 		Tolerance float64
-		Apart     bool
 		Warnings  []string
 	}
+	// Student's t quantiles t(0.975; 2) and t(0.975; 4), from their closed
+	// forms.
+	const t2, t4 = 4.302652729749462, 2.7764451051977934
+	onePass := []string{"need >= 2 samples each to measure the noise of an exact measure; with 1+1 the noise assumed counts"}
 	for _, tc := range []struct {
 		name     string
 		old, new []float64
+		rule     ExactRule
 		want     result
 	}{
 		{
 			name: "lock calls gone",
 			old:  rep(771, 2), new: rep(8, 2),
-			want: result{verdict.Improved, 8.0/771 - 1, 0.005 * 771, true, nil},
+			want: result{verdict.Improved, 8.0/771 - 1, 0.005 * 771, nil},
 		},
 		{
 			name: "lock calls unchanged",
 			old:  rep(771, 2), new: rep(771, 2),
-			want: result{verdict.NoChange, 0, 0.005 * 771, false, nil},
+			want: result{verdict.NoChange, 0, 0.005 * 771, nil},
 		},
 		{
+			// The floor of a zero mean is zero: the noise alone, pooled
+			// from 2+2 values, σ = √(0.02/2).
 			name: "lock calls appear from zero",
 			old:  rep(0, 2), new: []float64{393, 393.2},
-			want: result{verdict.Regressed, math.Inf(1), 0.2, true, nil},
+			want: result{verdict.Regressed, math.Inf(1), t2 * 0.1, nil},
 		},
 		{
-			// Instructions +0.3%, apart, but within the 0.5% floor.
+			// Instructions +0.3%: beyond their noise but within the 0.5%
+			// floor, which they must exceed by t·SE, SE = √50·1.
 			name: "below the floor",
 			old:  []float64{100000, 100010}, new: []float64{100300, 100310},
-			want: result{verdict.NoChange, 300.0 / 100005, 500.025, true, nil},
+			want: result{verdict.NoChange, 300.0 / 100005, 500.025 + t2*math.Sqrt(50), nil},
 		},
 		{
 			name: "beyond the floor",
 			old:  []float64{100000, 100010}, new: []float64{100600, 100610},
-			want: result{verdict.Regressed, 600.0 / 100005, 500.025, true, nil},
+			want: result{verdict.Regressed, 600.0 / 100005, 500.025 + t2*math.Sqrt(50), nil},
 		},
 		{
-			// Apart, 6% up, but one sample spreads over 10%: not a change.
-			name: "within the spread",
+			// Apart, 6% up, but one sample spreads over 10%: the pooled
+			// σ = √((50+0.5)/4), SE = σ·√(2/3).
+			name: "within the noise",
 			old:  []float64{100, 105, 110}, new: []float64{111, 111.5, 112},
-			want: result{verdict.NoChange, 6.5 / 105, 10, true, nil},
-		},
-		{
-			name: "ranges overlap",
-			old:  []float64{100, 101, 120}, new: []float64{119, 122, 123},
-			want: result{verdict.NoChange, 21.0 / 101, 20, false, nil},
+			want: result{verdict.NoChange, 6.5 / 105, 0.525 + t4*math.Sqrt(50.5/4)*math.Sqrt(2.0/3), nil},
 		},
 		{
 			name: "one pass: the floor alone",
 			old:  []float64{1000}, new: []float64{1006},
-			want: result{verdict.Regressed, 0.006, 5, true, []string{
-				"need >= 2 samples each to measure the spread of an exact measure; with 1+1 only the floor of 0.5% counts"}},
+			want: result{verdict.Regressed, 0.006, 5, onePass},
+		},
+		{
+			// One counted pass of lock calls: Apache's own calls move by a
+			// tenth or two between servers, within the allowance of half a
+			// call and the assumed noise of the two values.
+			name: "one pass of lock calls, within the allowance",
+			old:  []float64{6.33}, new: []float64{6.21},
+			rule: ExactRule{Allowance: 0.5, Noise: 0.15},
+			want: result{verdict.NoChange, -0.12 / 6.33, 0.5 + 1.959963984540054*0.15*math.Sqrt2, onePass},
+		},
+		{
+			name: "one pass of lock calls, a call more",
+			old:  []float64{6.33}, new: []float64{7.33},
+			rule: ExactRule{Allowance: 0.5, Noise: 0.15},
+			want: result{verdict.Regressed, 1 / 6.33, 0.5 + 1.959963984540054*0.15*math.Sqrt2, onePass},
+		},
+		{
+			// Identical values measure no noise; the assumed noise counts.
+			name: "assumed noise is a minimum",
+			old:  rep(1000, 2), new: rep(1008, 2),
+			rule: ExactRule{RelNoise: 0.001},
+			want: result{verdict.NoChange, 0.008, 5 + t2*1, nil},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := CompareExact(NewSample(tc.old...), NewSample(tc.new...), LowerIsBetter, Thresholds{})
-			got := result{c.Verdict, c.Effect, c.Tolerance, c.Apart, c.Warnings}
-			if diff := cmp.Diff(tc.want, got, approx); diff != "" {
-				t.Errorf("CompareExact (-want +got):\n%s", diff)
+			c := tc.rule.Compare(NewSample(tc.old...), NewSample(tc.new...), LowerIsBetter, Thresholds{})
+			got := result{c.Verdict, c.Effect, c.Tolerance, c.Warnings}
+			if diff := cmp.Diff(tc.want, got, cmpopts.EquateApprox(1e-9, 0)); diff != "" {
+				t.Errorf("Compare (-want +got):\n%s", diff)
+			}
+			if !(c.Detectable > c.Tolerance || c.StdErr == 0 && c.Detectable == c.Tolerance) {
+				t.Errorf("detectable %v below the tolerance %v", c.Detectable, c.Tolerance)
 			}
 		})
 	}
@@ -542,5 +595,140 @@ func TestCompareExact(t *testing.T) {
 	}
 	if got, want := CompareExact(NewSample(100, 100), NewSample(114, 114), LowerIsBetter, Thresholds{}).String(), "+14.00% (exact, n=2+2) regressed"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
+
+// The exact rule's power grows with passes, and its false rate is what
+// its comment states: a true 2% change in values of 1% noise, 1,000
+// simulated comparisons at each count of passes; and a true change at the
+// floor is called at most Alpha/2 of the time.
+func TestExactRulePower(t *testing.T) {
+	r := rand.New(rand.NewPCG(26, 3))
+	rate := func(n int, shift float64) float64 {
+		hits := 0
+		for range 1000 {
+			old, new := make([]float64, n), make([]float64, n)
+			for i := range n {
+				old[i] = 100 * (1 + 0.01*r.NormFloat64())
+				new[i] = 100 * (1 + shift + 0.01*r.NormFloat64())
+			}
+			if (ExactRule{RelNoise: 0.01}).Compare(NewSample(old...), NewSample(new...), LowerIsBetter, Thresholds{}).Verdict == verdict.Regressed {
+				hits++
+			}
+		}
+		return float64(hits) / 1000
+	}
+	var last float64
+	for _, n := range []int{2, 3, 4, 6, 10} {
+		p := rate(n, 0.02)
+		t.Logf("2%% regression, 1%% noise, %d passes: found in %.1f%%", n, 100*p)
+		if p < last {
+			t.Errorf("%d passes find a 2%% regression %.3f of the time, fewer than %.3f with fewer passes", n, p, last)
+		}
+		last = p
+	}
+	for _, n := range []int{2, 6} {
+		// At the floor: Alpha/2 = 2.5%, and the simulation's own error.
+		if p := rate(n, 0.005); p > 0.025+0.015 {
+			t.Errorf("%d passes: a change at the 0.5%% floor called regressed %.3f of the time, want at most 0.025", n, p)
+		} else {
+			t.Logf("change at the floor, %d passes: called regressed in %.1f%%", n, 100*p)
+		}
+		if p := rate(n, 0); p > 0.005 {
+			t.Errorf("%d passes: no change called regressed %.3f of the time", n, p)
+		}
+	}
+}
+
+func TestStudentT(t *testing.T) {
+	// Quantiles of Student's t: with 1, 2 and 4 degrees of freedom from
+	// their closed forms (tan(π(p−½)) for 1, (2p−1)/√(2p(1−p)) for 2),
+	// the others by integrating the density numerically; and the
+	// normal's.
+	for _, tc := range []struct {
+		p    float64
+		df   int
+		want float64
+	}{
+		{0.975, 1, 12.706204736174696}, {0.975, 2, 4.302652729749462}, {0.975, 4, 2.7764451051977934},
+		{0.975, 10, 2.228138851986158}, {0.975, 39, 2.022690920036922}, {0.8, 5, 0.9195437802408318},
+		{0.8, 19, 0.8609505502689322}, {0.025, 10, -2.228138851986158}, {0.5, 7, 0},
+	} {
+		if got := studentTQuantile(tc.p, tc.df); math.Abs(got-tc.want) > 1e-9*max(1, math.Abs(tc.want)) {
+			t.Errorf("t quantile %v with %d degrees of freedom = %v, want %v", tc.p, tc.df, got, tc.want)
+		}
+	}
+	if got := normalQuantile(0.975); math.Abs(got-1.959963984540054) > 1e-12 {
+		t.Errorf("normal quantile 0.975 = %v", got)
+	}
+	if got := normalQuantile(0.8); math.Abs(got-0.8416212335729143) > 1e-12 {
+		t.Errorf("normal quantile 0.8 = %v", got)
+	}
+}
+
+// The detectable shift is the formula's, and a shift of that size is
+// found about 80% of the time: 1,000 simulated runs of 20 pairs.
+func TestDetectableShift(t *testing.T) {
+	d := []float64{0.01, -0.02, 0.015, 0.0, 0.03, -0.01, 0.005, 0.02}
+	sd := stdDev(d)
+	want := (2.364624251593082 + 0.8960296443137716) * sd / math.Sqrt(8*3/math.Pi) // t(0.975; 7), t(0.8; 7)
+	if got := DetectableShift(d, 0.05); math.Abs(got-want) > 1e-9 {
+		t.Errorf("DetectableShift = %v, want %v", got, want)
+	}
+	if got := DetectableShift(d[:5], 0.05); !math.IsInf(got, 1) {
+		t.Errorf("five pairs: detectable %v, want +Inf (they cannot reach 0.05)", got)
+	}
+	if got := DetectableShift([]float64{0.01, 0.01, 0.01, 0.01, 0.01, 0.01, math.NaN()}, 0.05); got != 0 {
+		t.Errorf("identical differences: detectable %v, want 0", got)
+	}
+	r := rand.New(rand.NewPCG(26, 5))
+	const n, sigma = 20, 0.01
+	// The shift sized from the noise's own standard deviation.
+	shift := (studentTQuantile(0.975, n-1) + studentTQuantile(0.8, n-1)) * sigma / math.Sqrt(n*3/math.Pi)
+	found := 0
+	for range 1000 {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = shift + sigma*r.NormFloat64()
+		}
+		if tst, _ := WilcoxonSignedRank(x); tst.P <= 0.05 {
+			found++
+		}
+	}
+	power := float64(found) / 1000
+	t.Logf("a shift of %.4f (the detectable one of noise %v over %d pairs) found in %.1f%% of 1,000 runs", shift, sigma, n, 100*power)
+	if power < 0.74 || power > 0.88 {
+		t.Errorf("power at the detectable shift %.3f, want about 0.8", power)
+	}
+}
+
+// The test and the estimate use the same differences: what is not a
+// number is left out of both, and zeros count in both.
+func TestNonNumbersAndZeros(t *testing.T) {
+	clean := []float64{0.02, 0, 0.03, -0.01, 0, 0.04, 0.05}
+	spoilt := []float64{0.02, math.NaN(), 0, 0.03, math.Inf(1), -0.01, 0, math.Inf(-1), 0.04, 0.05}
+	tc, _ := WilcoxonSignedRank(clean)
+	ts, _ := WilcoxonSignedRank(spoilt)
+	if ts.Dropped != 3 || ts.N != tc.N || ts.P != tc.P || ts.WPlus != tc.WPlus {
+		t.Errorf("with NaN and ±Inf %+v, without %+v: want the same test, 3 dropped", ts, tc)
+	}
+	wc, ws := WalshMedian(clean, 0), WalshMedian(spoilt, 0)
+	if ws.N != wc.N || ws.Center != wc.Center || ws.Lo != wc.Lo || ws.Hi != wc.Hi || len(ws.Warnings) != len(wc.Warnings)+1 {
+		t.Errorf("estimate with NaN and ±Inf %+v, without %+v: want the same, and a warning", ws, wc)
+	}
+	if tc.N != wc.N || tc.N != len(clean) {
+		t.Errorf("the test ranks %d differences, the estimate averages %d, of %d", tc.N, wc.N, len(clean))
+	}
+	// The zeros are ranked: they push the others' ranks up.
+	if tc.NonZero != 5 || tc.WPlus != 4+5+6+7 {
+		t.Errorf("zeros: %+v, want 5 non-zero and W+ = 22 (the zeros ranks 1.5, the positives 4 to 7)", tc)
+	}
+	// A pair that is not a number counts on neither side of the sign test.
+	c, err := ComparePaired(NewSample(1, 1, 1, 1, 1, 1, 1), NewSample(1.1, math.NaN(), 1.2, 1, 0.9, 1.3, 1.1), LowerIsBetter, Thresholds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Above != 4 || c.Below != 1 || c.Test.N != 6 || c.Shift.N != 6 {
+		t.Errorf("above %d below %d, test of %d, estimate of %d: want 4, 1, 6, 6", c.Above, c.Below, c.Test.N, c.Shift.N)
 	}
 }

@@ -9,50 +9,80 @@ import (
 // A SignedRankTest is the result of a two-sided Wilcoxon signed-rank test
 // of paired differences against a median of zero.
 type SignedRankTest struct {
-	// N counts the pairs given; NonZero those whose difference is not
-	// zero, which are all the test ranks (zeros are dropped, Wilcoxon's
-	// convention and R's).
-	N, NonZero int
-	// WPlus is the sum of the mid-ranks of |d| over the positive d.
+	// N counts the pairs ranked: those given less the Dropped ones, whose
+	// difference is not a number (NaN or ±Inf), which neither the test nor
+	// the estimate ([WalshMedian]) can use. NonZero counts those whose
+	// difference is not zero.
+	N, NonZero, Dropped int
+	// WPlus is the sum of the mid-ranks of |d| over the positive d. The
+	// zeros are ranked with the rest and count on neither side (Pratt's
+	// treatment), so that the test and the Hodges-Lehmann estimate, which
+	// averages the zeros in, use the same differences.
 	WPlus float64
 	// P is the two-sided p-value: the probability, if every difference
 	// were as likely positive as negative, of a WPlus at least as far from
-	// its mean NonZero·(NonZero+1)/4.
+	// its mean (half the sum of the non-zero differences' ranks).
 	P float64
-	// Exact says P comes from the exact distribution of WPlus over the 2ⁿ
-	// sign assignments of these mid-ranks, not the normal approximation.
+	// Exact says P comes from the exact distribution of WPlus over the
+	// 2^NonZero sign assignments of these mid-ranks, not the normal
+	// approximation.
 	Exact bool
 }
 
+// usable is d without the differences that are not numbers (NaN, ±Inf),
+// and how many those were: what the signed-rank test ranks and the
+// Hodges-Lehmann estimate averages, the same for both.
+func usable(d []float64) (kept []float64, dropped int) {
+	kept = make([]float64, 0, len(d))
+	for _, x := range d {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			dropped++
+			continue
+		}
+		kept = append(kept, x)
+	}
+	return kept, dropped
+}
+
 // WilcoxonSignedRank runs a two-sided Wilcoxon signed-rank test on the
-// paired differences d. Below exactLimit non-zero differences the p-value
-// is exact given the ties (the mid-ranks' own sign-flip distribution);
-// above, it comes from the normal approximation with the variance
-// corrected for ties and a continuity correction of 1/2.
+// paired differences d. The differences that are not numbers are dropped,
+// as [WalshMedian] drops them; the zeros are ranked among the rest and
+// then count on neither side (Pratt's treatment, scipy's
+// zero_method="pratt"), as WalshMedian averages them in. Below exactLimit
+// non-zero differences the p-value is exact given the ties (the
+// mid-ranks' own sign-flip distribution); above, it comes from the normal
+// approximation with the variance of the mid-ranks themselves (which
+// corrects for ties and zeros) and a continuity correction of 1/2.
 func WilcoxonSignedRank(d []float64) (SignedRankTest, error) {
 	t := SignedRankTest{N: len(d), P: 1}
 	if len(d) == 0 {
 		return t, errEmptySample
 	}
-	var abs []float64
-	var positive []bool
-	for _, x := range d {
-		if x != 0 && !math.IsNaN(x) {
-			abs = append(abs, math.Abs(x))
-			positive = append(positive, x > 0)
+	kept, dropped := usable(d)
+	t.N, t.Dropped = len(kept), dropped
+	if len(kept) == 0 {
+		return t, errEmptySample
+	}
+	abs := make([]float64, len(kept))
+	for i, x := range kept {
+		abs[i] = math.Abs(x)
+	}
+	all, _ := doubledRanks(abs)
+	var r2 []int
+	var w2 int
+	for i, x := range kept {
+		if x == 0 {
+			continue
+		}
+		r2 = append(r2, all[i])
+		if x > 0 {
+			w2 += all[i]
 		}
 	}
-	n := len(abs)
+	n := len(r2)
 	t.NonZero = n
 	if n == 0 {
 		return t, nil // every pair tied: nothing tells the arms apart
-	}
-	r2, ties := doubledRanks(abs)
-	var w2 int
-	for i, r := range r2 {
-		if positive[i] {
-			w2 += r
-		}
 	}
 	t.WPlus = float64(w2) / 2
 	if n < exactLimit {
@@ -60,7 +90,7 @@ func WilcoxonSignedRank(d []float64) (SignedRankTest, error) {
 		t.P = exactSignedRankP(r2, w2)
 		return t, nil
 	}
-	t.P = normalSignedRankP(t.WPlus, n, ties)
+	t.P = normalSignedRankP(r2, w2)
 	return t, nil
 }
 
@@ -136,21 +166,24 @@ func exactSignedRankP(r2 []int, w2 int) float64 {
 	return min(1, 2*min(lower, upper)/all)
 }
 
-// normalSignedRankP is the two-sided p-value of WPlus from the normal
-// approximation: mean n(n+1)/4, variance n(n+1)(2n+1)/24 less Σ(t³−t)/48
-// over the groups of t tied |d|, continuity correction 1/2.
-func normalSignedRankP(wPlus float64, n int, ties []int) float64 {
-	nf := float64(n)
-	var tieSum float64
-	for _, t := range ties {
-		tf := float64(t)
-		tieSum += tf*tf*tf - tf
+// normalSignedRankP is the two-sided p-value of the doubled positive rank
+// sum w2 from the normal approximation: under the null every rank is on
+// the positive side with probability 1/2, so WPlus has mean Σr/2 and
+// variance Σr²/4 over the ranks r (without zeros or ties, n(n+1)/4 and
+// n(n+1)(2n+1)/24; each group of t tied |d| lowers the variance by
+// (t³−t)/48), and a continuity correction of 1/2.
+func normalSignedRankP(r2 []int, w2 int) float64 {
+	var sum, sq float64
+	for _, r := range r2 {
+		x := float64(r) / 2
+		sum += x
+		sq += x * x
 	}
-	variance := nf*(nf+1)*(2*nf+1)/24 - tieSum/48
+	variance := sq / 4
 	if variance <= 0 {
 		return 1
 	}
-	z := (math.Abs(wPlus-nf*(nf+1)/4) - 0.5) / math.Sqrt(variance)
+	z := (math.Abs(float64(w2)/2-sum/2) - 0.5) / math.Sqrt(variance)
 	if z <= 0 {
 		return 1
 	}
@@ -197,6 +230,16 @@ func signedRankNullCDF(n int) func(w int) float64 {
 // sign, 2/2ⁿ.
 func signedRankMinP(n int) float64 { return min(1, math.Ldexp(2, -n)) }
 
+// PairsToDetect is the fewest pairs whose signed-rank test (or sign test)
+// can reach alpha (0 means 0.05): 6 at 0.05, all of one sign. Fewer can
+// decide nothing, however large the change.
+func PairsToDetect(alpha float64) int {
+	if alpha == 0 {
+		alpha = defaultAlpha
+	}
+	return pairsToDetect(alpha)
+}
+
 // pairsToDetect is the smallest n whose signed-rank test can reach alpha.
 func pairsToDetect(alpha float64) int {
 	n := 1
@@ -211,17 +254,24 @@ func pairsToDetect(alpha float64) int {
 // i ≤ j — with the distribution-free confidence interval that inverts the
 // signed-rank test: the k-th smallest and k-th largest Walsh average, k
 // the largest with 1 − 2·P(W+ ≤ k−1) ≥ confidence (0 means 0.95). All n
-// differences count, zeros too, so that identical arms give exactly 0.
-// With too few pairs the interval spans every Walsh average, the summary
-// states the coverage it has, and a warning says so.
+// differences count, zeros too, so that identical arms give exactly 0;
+// those that are not numbers (NaN, ±Inf) are left out, with a warning, as
+// [WilcoxonSignedRank] leaves them out. With too few pairs the interval
+// spans every Walsh average, the summary states the coverage it has, and
+// a warning says so.
 func WalshMedian(d []float64, confidence float64) Summary {
 	if confidence == 0 {
 		confidence = defaultConfidence
 	}
+	d, dropped := usable(d)
+	var warnings []string
+	if dropped > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d of %d differences not a number (NaN or infinite): left out", dropped, dropped+len(d)))
+	}
 	n := len(d)
 	if n == 0 {
 		nan := math.NaN()
-		return Summary{Center: nan, Lo: nan, Hi: nan, Warnings: []string{"no pairs"}}
+		return Summary{Center: nan, Lo: nan, Hi: nan, Warnings: append(warnings, "no pairs")}
 	}
 	walsh := make([]float64, 0, n*(n+1)/2)
 	for i := range n {
@@ -232,7 +282,7 @@ func WalshMedian(d []float64, confidence float64) Summary {
 	slices.Sort(walsh)
 	m := len(walsh)
 	k, coverage := walshCIOrder(n, confidence)
-	s := Summary{N: n, Center: median(walsh), Lo: walsh[k-1], Hi: walsh[m-k], Confidence: coverage}
+	s := Summary{N: n, Center: median(walsh), Lo: walsh[k-1], Hi: walsh[m-k], Confidence: coverage, Warnings: warnings}
 	if coverage < confidence {
 		s.Warnings = append(s.Warnings, fmt.Sprintf(
 			"need >= %d pairs for a confidence interval of the median difference at level %v; with %d it is %.3g",

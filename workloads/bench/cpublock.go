@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"slices"
 	"time"
 
+	"github.com/patchproof/patchproof/verify/benchstat"
 	"github.com/patchproof/patchproof/workloads/cputime"
 	"github.com/patchproof/patchproof/workloads/httpd"
 	"github.com/patchproof/patchproof/workloads/load"
@@ -286,4 +288,52 @@ func (r *Result) heavySteal() (n, of int) {
 		}
 	}
 	return n, of
+}
+
+// serverOf is the round of servers pass p (from 1) of a CPU block ran on,
+// from 0: a block's servers serve perServer passes each.
+func serverOf(p, perServer int) int { return (p - 1) / max(1, perServer) }
+
+// byServer averages the paired samples over the passes of one server:
+// passes[i] is the pass value i of every sample came from. The passes of
+// one round share its servers' offsets (which threads hold which
+// connections, where the scheduler settled them), so they are not
+// independent pairs: counted as such, half the variance a server's own,
+// a paired test's false rate doubles. One value a round is. The mean is
+// geometric where every value is positive, so that the log ratio of two
+// rounds' means is the mean of their passes' log ratios, else
+// arithmetic; a round's arms are averaged over the same passes.
+func byServer(samples []benchstat.Sample, passes []int, perServer int) []benchstat.Sample {
+	if perServer <= 1 {
+		return samples
+	}
+	positive := true
+	for _, s := range samples {
+		for _, v := range s.Values {
+			positive = positive && v > 0
+		}
+	}
+	out := make([]benchstat.Sample, len(samples))
+	for lo := 0; lo < len(passes); {
+		hi := lo + 1
+		for hi < len(passes) && serverOf(passes[hi], perServer) == serverOf(passes[lo], perServer) {
+			hi++
+		}
+		for i, s := range samples {
+			var sum float64
+			for _, v := range s.Values[lo:hi] {
+				if positive {
+					v = math.Log(v)
+				}
+				sum += v
+			}
+			mean := sum / float64(hi-lo)
+			if positive {
+				mean = math.Exp(mean)
+			}
+			out[i].Values = append(out[i].Values, mean)
+		}
+		lo = hi
+	}
+	return out
 }

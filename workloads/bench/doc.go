@@ -16,7 +16,9 @@
 // mysqlnd.collect_statistics on and off. Every server is Apache mpm_event
 // (workloads/httpd), one process of Options.Threads PHP threads, one
 // persistent PDO connection per thread, serving the workload's data
-// (workloads/select20 by default, the report's). Pass p runs the arms in a
+// (workloads/select20 by default, the report's), with the build's OPcache
+// where the build has one (production's settings, scripts compiled once:
+// Settings.OPcache says which, or why not). Pass p runs the arms in a
 // balanced order (a build's on and off back to back, which goes first
 // alternating from pass to pass; see balancedOrder).
 //
@@ -45,8 +47,10 @@
 //  3. Profiles: on the block's warm servers, a perf profile (cpu-clock) of
 //     each arm under load: the top symbols, the share in lock functions,
 //     a flame graph (workloads/perfprof).
-//  4. The sweep: with Options.Sweep, a CPU block of its own (shorter) at
-//     each other thread count, for the scaling table and chart.
+//  4. The sweep: with Options.Sweep, a CPU block of its own at each other
+//     thread count, for the scaling table and chart, of the fewest passes
+//     that can decide the cost there (6 servers of 2 passes, of 1 s quick,
+//     3 s report); a sweep given fewer is not run, and a warning says so.
 //
 // On a machine of 4 CPUs or fewer, with no CPU list given, the server is
 // pinned to the upper half of the CPUs and wrk and the database to the
@@ -65,27 +69,45 @@
 // system mode; voluntary and involuntary context switches; req/s), with
 // verify/benchstat, the arms paired by pass: each arm's median and
 // confidence interval; the cost of statistics in each build, on against
-// off; head's cost against base's; and a verdict (a verdict.Change:
-// improved, regressed, no significant change or, for what explains CPU
-// time, not judged) under the thresholds the Result records.
+// off; head against base with statistics off, with them on
+// (MeasureStats.HeadVsBaseArms) and of their costs (HeadVsBase); and a
+// verdict (a verdict.Change) under the thresholds the Result records. The
+// measure's Verdict is regressed where head is worse than base in either
+// arm or in its cost: a head 2% slower in both arms has base's cost and
+// one 2% slower only with statistics off a smaller one, and both are
+// regressions. Result.Analyse computes it all again from the samples.
 //
-// Lock calls and instructions are exact or nearly so, and are judged as
-// exact: a cost (off → on) or a change of it (base's per-pass costs →
-// head's) counts when the two ranges do not overlap and the medians differ
-// by more than max(0.5%, the wider range) — one or two passes suffice.
-// CPU time, context switches and req/s are noisy: a cost is decided by the Wilcoxon
-// signed-rank test on the per-pass log(on/off), with the sign test beside
-// it and the Hodges-Lehmann estimate (median of the Walsh averages) with
-// its interval as the cost; head against base by the same test on
-// log(head's on/off ÷ base's on/off) of each pass, given a verdict for CPU
-// time only: what explains it (user and system time, switches, req/s) is
-// shown with its interval, "not judged", because a verdict on each of six
-// noisy measures is a false one somewhere in about a run of four. Both
-// need 6 passes that
-// agree to reach p ≤ 0.05. The unpaired Mann-Whitney p-values, which
-// benchstat shows, are kept in the Result and decide nothing. Too few
-// passes for a confidence level or a significant test is a warning in the
-// Result, not an error.
+// Lock calls and instructions are exact or nearly so, and are judged by
+// benchstat.ExactRule: a difference of the means counts when it exceeds
+// the smallest change worth finding, max(0.5% of the old mean, 0.5 lock
+// calls a request for lock calls), by more than Student's t times its
+// standard error: the noise pooled from the counted passes, never less
+// than the noise the rule assumes of one pass (LockNoise calls a request,
+// InstructionNoise of the instructions), which is all one pass has. So
+// its power grows with passes, and a true change at the floor is called
+// at most 2.5% of the time. Lock calls are judged on differences (calls a
+// request), head's cost against base's too: a ratio over the off arm's
+// six calls moves with a tenth of one. Their shared and per-thread parts
+// are shown against base, not judged: parts of the total, one noisy
+// denominator would fail three measures for one.
+//
+// CPU time, context switches and req/s are noisy. The passes of one round
+// of servers share its servers' offsets, so they are averaged into one
+// pair (byServer): the server is the unit, n = Passes/PassesPerServer. A
+// cost or a change is decided by the Wilcoxon signed-rank test on the
+// servers' log(on/off) or log(head/base), with the sign test beside it
+// and the Hodges-Lehmann estimate with its interval; the verdict is sized
+// by power: a change when p ≤ 0.05, whatever its estimate; "~" where the
+// test would have found 1% (the minimum effect) with 80% power, and "not
+// decided" where it would not. What it could detect is reported beside
+// every verdict (CostStats.Detectable, Comparison.Detectable). Head
+// against base is given a verdict for CPU time only: what explains it
+// (user and system time, switches, req/s) is shown with its interval,
+// "not judged", because a verdict on each of six noisy measures is a
+// false one somewhere in about a run of four. The unpaired Mann-Whitney
+// p-values, which benchstat shows, are kept in the Result and decide
+// nothing. Too few passes for a confidence level or a significant test is
+// a warning in the Result, not an error.
 //
 // # Output
 //

@@ -121,7 +121,11 @@ type Options struct {
 	// Sweep lists more thread counts at which a CPU block measures the
 	// cost of statistics (the thread scaling chart); the count Threads is
 	// taken from the main block. SweepPasses and SweepDuration are those
-	// blocks' passes and windows; default 6 of 3s, quick 3 of 2s.
+	// blocks' passes and windows; default the fewest passes that can
+	// decide the cost at a count (6 servers' worth: the signed-rank test
+	// on fewer cannot reach p ≤ 0.05, however large the cost), of 3s,
+	// quick of 1s. A sweep of fewer passes than that is not run: its
+	// chart would show what it cannot decide.
 	Sweep         []int
 	SweepPasses   int
 	SweepDuration time.Duration
@@ -189,7 +193,6 @@ const (
 	defaultDuration        = 2 * time.Second
 	defaultWarmup          = 2 * time.Second
 	defaultPassesPerServer = 2
-	defaultSweepPasses     = 6
 	defaultSweepDuration   = 3 * time.Second
 	defaultProfileDuration = 5 * time.Second
 	defaultLockRequests    = 1000
@@ -199,8 +202,7 @@ const (
 	quickLoadThreads       = 2
 	quickDuration          = 1 * time.Second
 	quickWarmup            = 1 * time.Second
-	quickSweepPasses       = 3
-	quickSweepDuration     = 2 * time.Second
+	quickSweepDuration     = 1 * time.Second
 	quickProfileDuration   = 2 * time.Second
 	quickLockRequests      = 200
 	quickCallgrindRequests = 200
@@ -271,7 +273,8 @@ func (o Options) resolved() (Options, error) {
 	pick(&o.CountedPasses, defaultCountedPasses, quickCountedPasses)
 	pick(&o.PassesPerServer, defaultPassesPerServer, defaultPassesPerServer)
 	o.CountedPasses = min(o.CountedPasses, o.Passes)
-	pick(&o.SweepPasses, defaultSweepPasses, quickSweepPasses)
+	decide := o.sweepPassesToDecide()
+	pick(&o.SweepPasses, decide, decide)
 	pickD(&o.SweepDuration, defaultSweepDuration, quickSweepDuration)
 	pickD(&o.ProfileDuration, defaultProfileDuration, quickProfileDuration)
 	for _, n := range o.Sweep {
@@ -313,6 +316,14 @@ func (o Options) resolved() (Options, error) {
 		}
 	}
 	return o, nil
+}
+
+// sweepPassesToDecide is the fewest passes of a sweep's block whose test
+// can decide the cost at its count: the servers the signed-rank test needs
+// to reach alpha (6 at 0.05), each serving PassesPerServer passes, which
+// the test averages into one.
+func (o Options) sweepPassesToDecide() int {
+	return benchstat.PairsToDetect(resolvedThresholds(o.Thresholds).Alpha) * max(1, o.PassesPerServer)
 }
 
 // smallMachine is the most CPUs on which the processes are pinned by

@@ -68,6 +68,10 @@ type Settings struct {
 	// ASLR is false when the servers of the CPU blocks ran with address
 	// space randomisation off (setarch -R).
 	ASLR bool `json:"aslr"`
+	// OPcache says whether the servers ran PHP with OPcache, as production
+	// does, and with which settings; or why not: "off: ..." where the
+	// builds were configured without it.
+	OPcache string `json:"opcache,omitempty"`
 	// AA marks an A/A run: "head" is base itself, so any verdict between
 	// them is a false one.
 	AA bool `json:"aa,omitempty"`
@@ -250,7 +254,16 @@ type MeasureStats struct {
 	// HeadVsBase compares head's cost of statistics with base's; absent
 	// without a head build.
 	HeadVsBase *Comparison `json:"head_vs_base,omitempty"`
-	// Verdict is HeadVsBase's; without a head, empty.
+	// HeadVsBaseArms compares head with base in each arm, statistics off
+	// and on, paired by pass: a head slower than base in both arms has
+	// the cost of statistics base has, and one slower only with
+	// statistics off a smaller cost; either is a regression.
+	HeadVsBaseArms []ArmComparison `json:"head_vs_base_arms,omitempty"`
+	// Verdict is head against base over HeadVsBase and HeadVsBaseArms:
+	// regressed where any of them is, else improved where one is, else
+	// not decided where one could not decide, else no change; "not
+	// judged" for a part of a judged measure (what explains CPU time, the
+	// shared and per-thread lock calls). Without a head, empty.
 	Verdict  verdict.Change `json:"verdict,omitempty"`
 	Warnings []string       `json:"warnings,omitempty"`
 }
@@ -296,9 +309,19 @@ type CostStats struct {
 	// "diff" (on−off, when a value is not positive).
 	Of string `json:"of,omitempty"`
 	// Pairs counts the passes paired; WilcoxonP is the signed-rank test's
-	// two-sided p-value on them.
+	// two-sided p-value on them or, for a noisy measure, on its Servers.
 	Pairs     int     `json:"pairs"`
 	WilcoxonP float64 `json:"wilcoxon_p"`
+	// Servers counts the pairs a noisy measure's test ran on: the passes
+	// of one round of servers averaged into one (the server is the unit:
+	// its passes share its offset).
+	Servers int `json:"servers,omitempty"`
+	// Detectable is the smallest relative change a noisy measure's test
+	// finds with 80% power at alpha, sized from the run's own noise;
+	// absent where it has too few servers to find any (fewer than 6 at
+	// 0.05). A comparison that finds nothing is no change only where this
+	// is at most the minimum effect, else not decided.
+	Detectable *float64 `json:"detectable,omitempty"`
 	// HodgesLehmann is the cost as the Hodges-Lehmann estimate of the
 	// median per-pass log(on/off), with the interval that inverts the
 	// signed-rank test, given as a ratio on/off; or, when Of is "diff", of
@@ -318,14 +341,30 @@ type Interval struct {
 	Confidence float64 `json:"confidence"`
 }
 
-// ExactStats judge an exact measure by its spread: a change is one where
-// the two ranges do not overlap (Apart) and the medians differ by more
-// than Tolerance, max(the floor of the old median, the wider range).
+// ExactStats judge an exact measure (see benchstat.ExactRule): a change
+// is one where the means differ by more than Tolerance, the Floor (the
+// smallest change worth finding: max(the exact floor of the old mean,
+// Allowance)) plus the t quantile times StdErr, the standard error of
+// the difference from the two samples' pooled Noise, or the noise the
+// rule assumes where that is larger or one value a side measures none
+// (NoiseAssumed). Apart (the two ranges do not overlap) is shown and
+// decides nothing.
 type ExactStats struct {
 	Old       Range   `json:"old"`
 	New       Range   `json:"new"`
 	Tolerance float64 `json:"tolerance"`
 	Apart     bool    `json:"apart"`
+	Floor     float64 `json:"floor"`
+	// Allowance is the rule's absolute part of the floor, in the measure's
+	// units: 0.5 lock calls a request, whose changes the report shows as
+	// differences.
+	Allowance    float64 `json:"allowance,omitempty"`
+	Noise        float64 `json:"noise"`
+	NoiseAssumed bool    `json:"noise_assumed,omitempty"`
+	StdErr       float64 `json:"std_err"`
+	// Detectable is the smallest true difference the rule finds with 80%
+	// power, in the measure's units.
+	Detectable float64 `json:"detectable"`
 }
 
 // Range is the spread of repeated measurements.
@@ -333,14 +372,16 @@ type Range struct {
 	N      int     `json:"n"`
 	Min    float64 `json:"min"`
 	Median float64 `json:"median"`
+	Mean   float64 `json:"mean"`
 	Max    float64 `json:"max"`
 }
 
-// Comparison of head's cost against base's, paired by pass: the
-// signed-rank test on log(head's on/off ÷ base's on/off) of each pass (or
-// on the difference of the on−off differences), the sign test, the
-// Hodges-Lehmann estimate, and the verdict; for an exact measure the
-// verdict is the spread's.
+// Comparison of head against base, paired by pass: of their costs of
+// statistics (the signed-rank test on log(head's on/off ÷ base's on/off)
+// of each pass, or on the difference of the on−off differences), or of
+// their values in one arm (on log(head/base)); with the sign test, the
+// Hodges-Lehmann estimate, and the verdict. A noisy measure's test runs
+// on its servers, an exact measure's verdict is its rule's (Exact).
 type Comparison struct {
 	// Of says what was compared: "ratio" or "diff".
 	Of   string   `json:"of"`
@@ -357,13 +398,22 @@ type Comparison struct {
 	P       float64        `json:"p"`
 	Effect  float64        `json:"effect"`
 	Verdict verdict.Change `json:"verdict"`
-	// DecidedBy, Pairs, WilcoxonP, Above, Below, SignP and Exact as in
-	// CostStats, head's cost against base's.
-	DecidedBy string      `json:"decided_by,omitempty"`
-	Pairs     int         `json:"pairs"`
-	WilcoxonP float64     `json:"wilcoxon_p"`
-	Above     int         `json:"above"`
-	Below     int         `json:"below"`
-	SignP     float64     `json:"sign_p"`
-	Exact     *ExactStats `json:"exact,omitempty"`
+	// DecidedBy, Pairs, WilcoxonP, Servers, Detectable, Above, Below,
+	// SignP and Exact as in CostStats, head against base.
+	DecidedBy  string      `json:"decided_by,omitempty"`
+	Pairs      int         `json:"pairs"`
+	WilcoxonP  float64     `json:"wilcoxon_p"`
+	Servers    int         `json:"servers,omitempty"`
+	Detectable *float64    `json:"detectable,omitempty"`
+	Above      int         `json:"above"`
+	Below      int         `json:"below"`
+	SignP      float64     `json:"sign_p"`
+	Exact      *ExactStats `json:"exact,omitempty"`
+}
+
+// ArmComparison is head against base in one arm: Statistics "on" or
+// "off".
+type ArmComparison struct {
+	Statistics string `json:"statistics"`
+	Comparison
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/patchproof/patchproof/internal/childenv"
 	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/internal/side"
+	"github.com/patchproof/patchproof/verify/benchstat"
 	"github.com/patchproof/patchproof/workloads/cputime"
 	"github.com/patchproof/patchproof/workloads/httpd"
 	"github.com/patchproof/patchproof/workloads/lockcount"
@@ -173,7 +174,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			return fail(err)
 		}
 	}
-	b.res.analyse(opt)
+	b.res.Analyse()
 	if n, of := b.res.heavySteal(); n > 0 {
 		b.res.Warnings = append(b.res.Warnings, fmt.Sprintf("%d of %d CPU windows lost more than %.0f%% of the machine's CPU time to steal: their CPU time a request is inflated (flagged in the samples)", n, of, 100*heavySteal))
 	}
@@ -207,8 +208,19 @@ func newResult(o Options) *Result {
 			ASLR: o.Container != nil || o.KeepASLR, AA: o.AA,
 		},
 	}
+	var opcacheWarning string
+	res.Settings.OPcache, opcacheWarning = opcacheSetting(o)
+	if opcacheWarning != "" {
+		res.Warnings = append(res.Warnings, opcacheWarning)
+	}
 	if len(o.Sweep) > 0 {
 		res.Settings.Sweep, res.Settings.SweepPasses, res.Settings.SweepDurationS = o.sweepCounts(), o.SweepPasses, o.SweepDuration.Seconds()
+		if !o.sweepDecides() {
+			res.Warnings = append(res.Warnings, fmt.Sprintf(
+				"the thread sweep was not run: %d passes at a count, on %d servers, cannot decide its cost (the signed-rank test needs %d passes, %d servers, to reach p ≤ %v)",
+				o.SweepPasses, (o.SweepPasses+o.PassesPerServer-1)/o.PassesPerServer, o.sweepPassesToDecide(),
+				benchstat.PairsToDetect(res.Settings.Thresholds.Alpha), res.Settings.Thresholds.Alpha))
+		}
 	}
 	if o.wants(MeasureProfile) {
 		res.Settings.ProfileS = o.ProfileDuration.Seconds()
@@ -234,6 +246,31 @@ func newResult(o Options) *Result {
 			o.Connections, o.Threads))
 	}
 	return res
+}
+
+// opcacheSetting says whether the servers run OPcache (httpd loads a
+// build's own where it has one), with which settings, or why not; and a
+// warning where one build has it and the other not, which no comparison
+// of the two survives.
+func opcacheSetting(o Options) (setting, warning string) {
+	var with, without []string
+	for _, a := range o.arms() {
+		if a.Statistics {
+			if httpd.OPcacheModule(a.build.Module) != "" {
+				with = append(with, string(a.Side))
+			} else {
+				without = append(without, string(a.Side))
+			}
+		}
+	}
+	switch {
+	case len(without) == 0:
+		return "on: " + httpd.OPcacheSettings(), ""
+	case len(with) == 0:
+		return "off: the builds have no OPcache (no modules/opcache.so: PHP's --disable-all leaves it out unless --enable-opcache puts it back), so PHP compiles the script on every request", ""
+	}
+	return fmt.Sprintf("on for %s only: %s's build has none", strings.Join(with, ", "), strings.Join(without, ", ")),
+		fmt.Sprintf("OPcache runs in %s's servers only: %s's build has none, so head against base compares a compiled script with one compiled every request", strings.Join(with, ", "), strings.Join(without, ", "))
 }
 
 // serverName says what served the requests, for the report.

@@ -40,6 +40,10 @@ func (o Options) sweepCounts() []int {
 	return slices.Compact(counts)
 }
 
+// sweepDecides says whether the sweep's blocks have the passes to decide
+// the cost at their counts.
+func (o Options) sweepDecides() bool { return o.SweepPasses >= o.sweepPassesToDecide() }
+
 // sweepConnections is the load at n threads, by the rule of the main
 // block's default (reportConnections, or half the threads in quick mode).
 func (o Options) sweepConnections(n int) int {
@@ -53,8 +57,8 @@ func (o Options) sweepConnections(n int) int {
 // one, whose samples the main block took.
 func (b *bencher) sweep(ctx context.Context) error {
 	o := b.opt
-	if !o.wants(MeasureCPU) {
-		return nil
+	if !o.wants(MeasureCPU) || !o.sweepDecides() {
+		return nil // newResult warns of a sweep that cannot decide
 	}
 	counts := o.sweepCounts()
 	for i, n := range counts {

@@ -132,10 +132,15 @@ func (s *Server) writeConfig() error {
 }
 
 // iniText is php.ini: errors to Apache's error log, never into a response
-// (a benchmark must not measure a warning's text), then Options.INI.
-func iniText(ini map[string]string) []byte {
+// (a benchmark must not measure a warning's text), OPcache where the
+// build has one (opcache, "" for none; its lock file in dir), then
+// Options.INI, which may override any of it.
+func iniText(ini map[string]string, opcache, dir string) []byte {
 	var b bytes.Buffer
 	b.WriteString("; Written by patchproof; see workloads/httpd.\ndisplay_errors = Off\nlog_errors = On\n")
+	if opcache != "" {
+		b.WriteString(opcacheLines(opcache, dir))
+	}
 	for _, k := range slices.Sorted(maps.Keys(ini)) {
 		fmt.Fprintf(&b, "%s = %s\n", k, ini[k])
 	}
@@ -144,7 +149,7 @@ func iniText(ini map[string]string) []byte {
 
 // writeFiles writes php.ini and the document root.
 func (s *Server) writeFiles() error {
-	if err := os.WriteFile(filepath.Join(s.Dir, iniName), iniText(s.opt.INI), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(s.Dir, iniName), iniText(s.opt.INI, s.opcache, s.Dir), 0o644); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(s.DocRoot, 0o755); err != nil {

@@ -76,6 +76,9 @@ func (s *Server) spec() docker.Spec {
 		Confined: true,
 		Binds:    append([]docker.Bind{{Path: s.Dir}, {Path: filepath.Dir(s.opt.Module), ReadOnly: true}}, c.Binds...),
 	}
+	if s.opcache != "" {
+		spec.Binds = append(spec.Binds, docker.Bind{Path: filepath.Dir(s.opcache), ReadOnly: true})
+	}
 	if spec.User == "" {
 		// Apache starts as root and switches to its user: it needs to set
 		// its IDs, and to signal its child once it has.

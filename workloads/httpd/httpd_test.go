@@ -289,7 +289,7 @@ func TestConfig(t *testing.T) {
 		}
 	}
 	if diff := cmp.Diff("; Written by patchproof; see workloads/httpd.\ndisplay_errors = Off\nlog_errors = On\na = 1\nb = Off\n",
-		string(iniText(map[string]string{"b": "Off", "a": "1"}))); diff != "" {
+		string(iniText(map[string]string{"b": "Off", "a": "1"}, "", "/run/x"))); diff != "" {
 		t.Errorf("php.ini (-want +got):\n%s", diff)
 	}
 }

@@ -88,6 +88,10 @@ type Options struct {
 	// microseconds). Off by default: it is work the benchmark does not
 	// want to measure.
 	AccessLog bool
+	// NoOPcache leaves OPcache out. By default a server loads the build's
+	// OPcache (OPcacheModule) with production's settings where the build
+	// has it, as production PHP runs.
+	NoOPcache bool
 
 	// SingleProcess runs apache2 -X: one process, no child.
 	SingleProcess bool

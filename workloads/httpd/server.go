@@ -44,6 +44,9 @@ type Server struct {
 	AccessLog string // empty unless Options.AccessLog
 
 	opt Options
+	// opcache is the build's OPcache extension the server loads, "" for
+	// none.
+	opcache string
 	// logStart is the error log's size when Start began: Apache appends
 	// to it, and a directory used again holds an earlier server's lines.
 	logStart int64
@@ -113,6 +116,9 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	}
 	if opt.AccessLog {
 		s.AccessLog = filepath.Join(dir, accessLogName)
+	}
+	if !opt.NoOPcache {
+		s.opcache = OPcacheModule(module)
 	}
 	s.logStart = logSize(s.ErrorLog)
 	if err := s.writeFiles(); err != nil {
