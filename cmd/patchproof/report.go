@@ -191,7 +191,7 @@ var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // checkPlanned rejects results that are not of the run that was planned:
 // another repository or PR, a target not in expected (when given), or a
 // target that validated another head than expectHead (a backport target:
-// made from another). The results come from machines that ran the PR's
+// made from another) or names none. The results come from machines that ran the PR's
 // code, and are checked before anything is posted with a write token.
 func checkPlanned(files []string, rs []*results.Result, cfg pipeline.Config, expectHead string, expected []string) error {
 	if !fullSHA.MatchString(expectHead) {
@@ -220,7 +220,12 @@ func checkPlanned(files []string, rs []*results.Result, cfg pipeline.Config, exp
 			if t.Backport != nil {
 				head = t.Backport.FromCommit
 			}
-			if head != "" && head != expectHead {
+			switch {
+			case head == "":
+				// A result that names no commit cannot be shown to be of
+				// the planned one, whatever else it says.
+				return bad("target %s names no head commit", t.Name)
+			case head != expectHead:
 				return bad("target %s validated %s", t.Name, head)
 			}
 		}

@@ -359,6 +359,13 @@ func TestReportExpectHead(t *testing.T) {
 	stale.Targets[0].Backport = &results.BackportResult{From: "master", Branch: "PHP-8.4", Applied: true, FromCommit: strings.Repeat("6", 40)}
 	stale.Targets[0].Head.Commit = strings.Repeat("5", 40)
 	stalePath := writeResult(t, stale)
+	noHead := jobResult("master", t0, results.StatusPassed)
+	noHead.Targets[0].Head.Commit = ""
+	noHeadPath := writeResult(t, noHead)
+	noFrom := jobResult("PHP-8.4", t0, results.StatusPassed)
+	noFrom.Targets[0].Head.Commit = strings.Repeat("5", 40)
+	noFrom.Targets[0].Backport = &results.BackportResult{From: "master", Branch: "PHP-8.4", Applied: true}
+	noFromPath := writeResult(t, noFrom)
 
 	planned := []string{"--pr", "4242", "--repo", pipeline.DefaultRepo, "--expect-head", headSHA}
 	tests := []struct {
@@ -374,6 +381,8 @@ func TestReportExpectHead(t *testing.T) {
 		{"another repository", []string{"--pr", "4242", "--repo", "https://github.com/someone/php-src", "--expect-head", headSHA, master}, "its repository is"},
 		{"a target not planned", append(planned, "--expect-targets", "master", master, php84), "target PHP-8.4 was not planned"},
 		{"a backport of another head", append(planned, stalePath), "target PHP-8.4 validated 666666"},
+		{"a target with no head commit", append(planned, noHeadPath), "target master names no head commit"},
+		{"a backport from no commit", append(planned, master, noFromPath), "target PHP-8.4 names no head commit"},
 		{"no PR", []string{"--expect-head", headSHA, master}, "needs --pr N and --repo URL"},
 		{"not a commit", []string{"--pr", "4242", "--repo", pipeline.DefaultRepo, "--expect-head", "2c3d4e5", master}, "want a full commit hash"},
 	}
