@@ -161,9 +161,12 @@ func checkMerge(files []string, rs []*results.Result) error {
 func readResults(path string) (*results.Result, error) {
 	res, err := results.Read(path)
 	var pe *fs.PathError
+	var ve *results.VersionError
 	switch {
 	case errors.As(err, &pe):
 		return nil, &results.InputError{Input: path, Err: pe.Err}
+	case errors.As(err, &ve):
+		return nil, &results.InputError{Input: path, Err: fmt.Errorf("schema_version %d is not one this patchproof reads (0 to %d)", ve.Version, results.SchemaVersion)}
 	case err != nil:
 		cause := err
 		if u := errors.Unwrap(err); u != nil {

@@ -143,6 +143,26 @@ func TestReportBadInput(t *testing.T) {
 	}
 }
 
+// A results.json of a schema version this patchproof does not know is
+// bad input: refused, naming the file and the version, before anything is
+// posted.
+func TestReportUnknownSchemaVersion(t *testing.T) {
+	cleanEnv(t)
+	f := fakePR(t)
+	res := jobResult("master", time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC), results.StatusPassed)
+	res.SchemaVersion = 99
+	path := writeResult(t, res)
+	code, stdout, stderr := runReport(t, "--post", "--github-api", f.URL(), path)
+	line := strings.TrimSuffix(stderr, "\n")
+	if code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, path) || !strings.Contains(line, "99") {
+		t.Errorf("exit %d, stderr %q; want 2 and one line naming %s and version 99", code, stderr, path)
+	}
+	if stdout != "" || len(f.Comments("php", "php-src", 4242)) != 0 || len(f.Statuses("php", "php-src", headSHA)) != 0 {
+		t.Errorf("a results.json of an unknown version was reported: stdout %.100q, comments %+v, statuses %+v",
+			stdout, f.Comments("php", "php-src", 4242), f.Statuses("php", "php-src", headSHA))
+	}
+}
+
 func TestReportPost(t *testing.T) {
 	cleanEnv(t)
 	f := fakePR(t)
