@@ -35,7 +35,7 @@ the results it got from the runners so, before it posts anything. A run that did
 says what did not finish, and the commit status is an error.
 
 Exit status: 0 every check passed, 1 a check failed, 2 a run could not
-complete or did not finish, bad input, or posting failed.
+complete, did not finish or checked nothing, bad input, or posting failed.
 
 `
 

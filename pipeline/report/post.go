@@ -179,8 +179,8 @@ func commitStatus(rs []*results.Result, v results.Verdict, commentURL string) gi
 			break
 		}
 	}
-	switch v.Status {
-	case results.StatusPassed:
+	switch {
+	case v.Status == results.StatusPassed:
 		st.State = github.StateSuccess
 		var parts []string
 		for _, t := range results.SortedTargets(rs) {
@@ -192,9 +192,12 @@ func commitStatus(rs []*results.Result, v results.Verdict, commentURL string) gi
 		if len(parts) > 0 {
 			st.Description += ": " + strings.Join(parts, ", ")
 		}
-	case results.StatusFailed:
+	case v.Status == results.StatusFailed:
 		st.State, st.Description = github.StateFailure, "failed: "+stageReasons(rs, results.StatusFailed, v.Reason)
-	case results.StatusError:
+	case v.NothingChecked:
+		// Nothing failed, yet nothing was validated: no success to show.
+		st.State, st.Description = github.StateError, results.NothingCheckedReason
+	case v.Status == results.StatusError:
 		st.State, st.Description = github.StateError, "could not run: "+stageReasons(rs, results.StatusError, v.Reason)
 	default:
 		var parts []string
