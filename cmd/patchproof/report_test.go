@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/patchproof/patchproof/pipeline"
 	"github.com/patchproof/patchproof/pipeline/github/githubfake"
 	"github.com/patchproof/patchproof/pipeline/results"
@@ -251,6 +253,50 @@ func fakePR(t *testing.T) *githubfake.Fake {
 		Base: githubfake.Branch{Ref: "master", SHA: strings.Repeat("1", 40)},
 		Head: githubfake.Branch{Ref: "atomic-stats", SHA: headSHA}})
 	return f
+}
+
+// An older run's report --post (run 100, posted after run 200's) leaves
+// the commit status alone, as it does the comment: a newer run's failure
+// is never turned green by the evidence of an older one.
+func TestReportOlderRunLeavesStatus(t *testing.T) {
+	cleanEnv(t)
+	f := fakePR(t)
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	passing := writeResult(t, jobResult("master", t0, results.StatusPassed))
+	failing := writeResult(t, jobResult("master", t0, results.StatusFailed))
+	type status struct{ State, Description string }
+	for _, step := range []struct {
+		run, file string
+		exit      int
+		want      []status // every status on the head, oldest first
+		note      string   // in stderr
+	}{
+		{"200", failing, 1, []status{{"failure", "failed: codediff: master: NTS machine code changed: check failed (run 200)"}}, ""},
+		{"100", passing, 0, []status{{"failure", "failed: codediff: master: NTS machine code changed: check failed (run 200)"}},
+			"note: no commit status: the status on " + headSHA[:12] + " is of a newer run (200)"},
+		{"300", passing, 0, []status{
+			{"failure", "failed: codediff: master: NTS machine code changed: check failed (run 200)"},
+			{"success", "passed: master NTS 484/484 identical (run 300)"}}, ""},
+	} {
+		t.Setenv("GITHUB_RUN_ID", step.run)
+		code, _, stderr := runReport(t, "--post", "--github-api", f.URL(), step.file)
+		if code != step.exit {
+			t.Errorf("run %s: exit %d, want %d: %s", step.run, code, step.exit, stderr)
+		}
+		var got []status
+		for _, st := range f.Statuses("php", "php-src", headSHA) {
+			got = append(got, status{st.State, st.Description})
+		}
+		if d := cmp.Diff(step.want, got); d != "" {
+			t.Errorf("run %s: statuses (-want +got):\n%s", step.run, d)
+		}
+		if !strings.Contains(stderr, step.note) {
+			t.Errorf("run %s: stderr %q lacks %q", step.run, stderr, step.note)
+		}
+		if cs := f.Comments("php", "php-src", 4242); len(cs) != 1 || !strings.Contains(cs[0].Body, " run="+max(step.run, "200")+" ") {
+			t.Errorf("run %s: comments %+v, want one, of the newest run", step.run, cs)
+		}
+	}
 }
 
 // killedJob is a job's results.json as SIGKILL during the tests stage

@@ -75,8 +75,18 @@ func post(ctx context.Context, opt Options, rs []*results.Result, body string, p
 	if err != nil {
 		return err
 	}
+	// One stamp for the comment and the status, so that each is left to
+	// the newer run alike.
+	run := runStamp(opt.RunID, rs)
+	if run == "" {
+		now := time.Now
+		if gopt.Now != nil {
+			now = gopt.Now
+		}
+		run = now().UTC().Format(time.RFC3339)
+	}
 	out, err := client.UpsertComment(ctx, to.Repo.Owner, to.Repo.Name, to.Number, github.Comment{
-		Key: CommentKey, Run: runStamp(opt.RunID, rs), Body: comment,
+		Key: CommentKey, Run: run, Body: comment,
 	})
 	if err != nil {
 		return fmt.Errorf("post: %w", err)
@@ -97,9 +107,16 @@ func post(ctx context.Context, opt Options, rs []*results.Result, body string, p
 		return nil
 	}
 	st := commitStatus(rs, pub.Verdict, out.URL)
-	if err := client.SetStatus(ctx, to.Repo.Owner, to.Repo.Name, sha, st); err != nil {
+	st.Run = run
+	set, err := client.SetStatus(ctx, to.Repo.Owner, to.Repo.Name, sha, st)
+	if err != nil {
 		return fmt.Errorf("post: %w", err)
 	}
+	if set.Action == github.SkippedOlder || set.Planned == github.SkippedOlder {
+		pub.Notes = append(pub.Notes, fmt.Sprintf("no commit status: the status on %s is of a newer run (%s)", shortSHA(sha), set.Newer))
+		return nil
+	}
+	st.Description = set.Description
 	pub.Status, pub.StatusSHA = &st, sha
 	return nil
 }
@@ -127,9 +144,10 @@ func commentBody(rs []*results.Result, full string, expect []string) (string, er
 	return string(r[:maxComment-utf8.RuneCountInString(cut)]) + cut, nil
 }
 
-// runStamp orders the runs that post: the Actions run id (a re-run attempt
-// keeps its run's id, and then the newer attempt overwrites the older, as
-// the same stamp lets the poster win), else the latest start time.
+// runStamp orders the runs that post, their comments and their statuses:
+// the Actions run id (a re-run attempt keeps its run's id, and then the
+// newer attempt overwrites the older, as the same stamp lets the poster
+// win), else the latest start time.
 func runStamp(runID string, rs []*results.Result) string {
 	if id := runID; id != "" {
 		if _, err := strconv.ParseUint(id, 10, 64); err == nil {

@@ -159,7 +159,7 @@ func TestPublishNothingChecked(t *testing.T) {
 			if !strings.HasPrefix(body, "## ⚪ patchproof: nothing was checked\n") || strings.Contains(body, "could not run") {
 				t.Errorf("comment does not say that nothing was checked, and only that:\n%.400s", body)
 			}
-			want := []githubfake.Status{{State: "error", Context: "patchproof", Description: "nothing was checked",
+			want := []githubfake.Status{{State: "error", Context: "patchproof", Description: "nothing was checked (run 2025-06-01T12:00:00Z)",
 				TargetURL: tt.res.RunURL, Creator: "patchproof-bot"}}
 			if d := cmp.Diff(want, f.Statuses("php", "php-src", resultstest.PRHead)); d != "" {
 				t.Errorf("statuses (-want +got):\n%s", d)
