@@ -59,6 +59,14 @@
 // not sent again, like any request that got no answer: it may have been acted
 // on, and a POST sent twice could post twice.
 //
+// Every answer's body is bounded too, by Options.MaxResponse
+// (DefaultMaxResponse, 16 MiB): reading past it fails the call with an
+// error naming the request and wrapping [ErrResponseTooLarge], and one
+// longer by its Content-Length is refused unread, so that an API that
+// sends without end fills no more memory than that. Comments are listed 30
+// a page, so that a page of the longest comments anyone may write still
+// fits.
+//
 // # The sticky comment
 //
 // [Client.UpsertComment] keeps one comment per PR and [Comment.Key]. The
