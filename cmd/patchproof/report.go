@@ -122,12 +122,14 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if err != nil {
 		return err
 	}
-	switch v := pub.Verdict; v.Status {
-	case results.StatusPassed:
+	switch v := pub.Verdict; {
+	case v.Status == results.StatusPassed:
 		return nil
-	case results.StatusFailed:
+	case v.Status == results.StatusFailed:
 		return results.CheckFailed("%s", v.Reason)
-	case results.StatusError:
+	case v.NothingChecked:
+		return errors.New(v.Reason)
+	case v.Status == results.StatusError:
 		return fmt.Errorf("could not run: %s", v.Reason)
 	default:
 		return fmt.Errorf("incomplete: %s", v.Reason)

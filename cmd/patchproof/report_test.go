@@ -165,6 +165,21 @@ func TestReportUnknownSchemaVersion(t *testing.T) {
 	}
 }
 
+// The results of a run that checked nothing (its checkout only) report
+// so, and exit 2: nothing was validated.
+func TestReportNothingChecked(t *testing.T) {
+	cleanEnv(t)
+	res := jobResult("master", time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC), results.StatusPassed)
+	res.Stages = []*results.StageResult{{Name: "checkout", Status: results.StatusPassed}}
+	code, stdout, stderr := runReport(t, writeResult(t, res))
+	if code != 2 || stderr != "patchproof: nothing was checked\n" {
+		t.Errorf("exit %d, stderr %q; want 2, nothing was checked", code, stderr)
+	}
+	if !strings.HasPrefix(stdout, "## ⚪ patchproof: nothing was checked\n") {
+		t.Errorf("summary:\n%.200s", stdout)
+	}
+}
+
 func TestReportPost(t *testing.T) {
 	cleanEnv(t)
 	f := fakePR(t)
