@@ -88,7 +88,7 @@ func TestReportPostsOneComment(t *testing.T) {
 		t.Error("$GITHUB_STEP_SUMMARY does not have the summary")
 	}
 	want := []githubfake.Status{{State: "failure", Context: "patchproof",
-		Description: "failed: build: 1 of 4 builds failed (master head/zts); codediff: master: NTS machine code changed: ext/mysqlnd/mysqlnd_statistics.o:mysqlnd…",
+		Description: "failed: build: 1 of 4 builds failed (master head/zts); codediff: master: NTS machine code changed: ext/mysqlnd/mysqlnd_statistic… (run 1001)",
 		TargetURL:   "https://github.com/patchproof/patchproof/actions/runs/9001", Creator: "patchproof-bot"}}
 	if d := cmp.Diff(want, f.Statuses("php", "php-src", resultstest.PRHead)); d != "" {
 		t.Errorf("statuses (-want +got):\n%s", d)
@@ -104,7 +104,7 @@ func TestReportPostsOneComment(t *testing.T) {
 		t.Errorf("second run: comment %d (first %d) begins %.80q", id2, id, body2)
 	}
 	if st := f.Statuses("php", "php-src", resultstest.PRHead); len(st) != 2 || st[1].State != "success" ||
-		st[1].Description != "passed: master NTS 484/484 identical" {
+		st[1].Description != "passed: master NTS 484/484 identical (run 1002)" {
 		t.Errorf("statuses after the second run: %+v", st)
 	}
 
@@ -123,6 +123,9 @@ func TestReportPostsOneComment(t *testing.T) {
 	printed = append(printed, out)
 	if b, _ := bodyOf(); b != body2 {
 		t.Error("an older run overwrote the newer run's comment")
+	}
+	if st := f.Statuses("php", "php-src", resultstest.PRHead); st[len(st)-1].State != "success" {
+		t.Errorf("an older run's failure was set over the newer run's success: %+v", st)
 	}
 
 	// A dry run writes nothing and says what it would do.

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/patchproof/patchproof/pipeline/demo"
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 // writeTarGz writes files (path → content) as DIR/php.tar.gz, a release
@@ -115,15 +116,16 @@ func TestCheckoutOnly(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	err := patchproof(context.Background(), &stdout, &stderr, []string{"run", "--cache", t.TempDir(), "--out", out,
 		"--repo", repo, "--base", "PHP-8.2", "--head", "mysqlnd-atomic-stats", "--stages", "checkout"})
-	if err != nil {
-		t.Fatalf("a php-src-shaped repo was rejected: %v", err)
+	// The checkout passes; the run, having checked nothing, is no pass.
+	if err == nil || err.Error() != results.NothingCheckedReason {
+		t.Fatalf("a php-src-shaped repo's checkout: %v; want it through, nothing checked", err)
 	}
 	// results.json names both commits and the merge-base.
 	b, err := os.ReadFile(filepath.Join(out, "results.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`"is_merge_base": true`, `"ref": "mysqlnd-atomic-stats"`, `"status": "passed"`} {
+	for _, want := range []string{`"is_merge_base": true`, `"ref": "mysqlnd-atomic-stats"`, `"status": "passed"`, `"status": "error"`, `"exit_code": 2`} {
 		if !bytes.Contains(b, []byte(want)) {
 			t.Errorf("results.json lacks %s", want)
 		}

@@ -88,7 +88,9 @@ func rehearsalFake(t *testing.T) (*githubfake.Fake, string, string) {
 }
 
 // job runs `patchproof run` as a validate job does, checkout only, and
-// returns its exit status and what it printed as its error.
+// returns its exit status and what it printed as its error. A job that got
+// through its checkout ends as a run that checked nothing does: see
+// checkedOut.
 func job(t *testing.T, f *githubfake.Fake, cache, out string, args ...string) (int, string) {
 	t.Helper()
 	all := append([]string{"run", "--cache", cache, "--out", out, "--github-api", f.URL(), "--stages", "checkout",
@@ -97,6 +99,13 @@ func job(t *testing.T, f *githubfake.Fake, cache, out string, args ...string) (i
 	err := patchproof(context.Background(), &stdout, &stderr, all)
 	code := exitCode(&msg, err)
 	return code, strings.TrimSuffix(msg.String(), "\n")
+}
+
+// checkedOut reports whether a checkout-only job got through its
+// checkout: it then exits 2, saying that nothing was checked, as every run
+// that validated nothing does.
+func checkedOut(code int, msg string) bool {
+	return code == 2 && msg == "patchproof: "+results.NothingCheckedReason
 }
 
 // moveHead puts a new commit, changing mysqlnd.c, on the PR's head.
@@ -146,7 +155,7 @@ func TestRehearsalJobs(t *testing.T) {
 	}
 
 	out := filepath.Join(t.TempDir(), "master")
-	if code, msg := job(t, f, cache, out, "--repo", url, "--pr", rehearsalPR, "--target", "master"); code != 0 {
+	if code, msg := job(t, f, cache, out, "--repo", url, "--pr", rehearsalPR, "--target", "master"); !checkedOut(code, msg) {
 		t.Fatalf("master: exit %d: %s", code, msg)
 	}
 	cold := f.PackBytes()
@@ -164,7 +173,7 @@ func TestRehearsalJobs(t *testing.T) {
 	head := res.Targets[0].Head.Commit
 
 	out84 := filepath.Join(t.TempDir(), "PHP-8.4")
-	if code, msg := job(t, f, cache, out84, "--repo", url, "--pr", rehearsalPR, "--base", "master", "--expect-head", head, "--target", "PHP-8.4"); code != 0 {
+	if code, msg := job(t, f, cache, out84, "--repo", url, "--pr", rehearsalPR, "--base", "master", "--expect-head", head, "--target", "PHP-8.4"); !checkedOut(code, msg) {
 		t.Fatalf("PHP-8.4: exit %d: %s", code, msg)
 	}
 	if bp := read(out84).Targets[0].Backport; bp == nil || !bp.Applied || bp.FromCommit != head {
@@ -185,7 +194,7 @@ func TestRehearsalJobs(t *testing.T) {
 	_, moved := moveHead(t, up)
 	before := f.PackBytes()
 	out2 := filepath.Join(t.TempDir(), "master2")
-	if code, msg := job(t, f, cache, out2, "--repo", url, "--pr", rehearsalPR, "--base", "master", "--expect-head", moved.String(), "--target", "master"); code != 0 {
+	if code, msg := job(t, f, cache, out2, "--repo", url, "--pr", rehearsalPR, "--base", "master", "--expect-head", moved.String(), "--target", "master"); !checkedOut(code, msg) {
 		t.Fatalf("after the push: exit %d: %s", code, msg)
 	}
 	if n := f.PackBytes() - before; n <= 0 || n > 2000 {
@@ -242,7 +251,7 @@ func TestRehearsalFaults(t *testing.T) {
 			mirror := checkout.MirrorPath(cache, url)
 			var refsBefore string
 			if tt.warm {
-				if code, msg := job(t, f, cache, filepath.Join(t.TempDir(), "warm"), "--repo", url, "--pr", rehearsalPR, "--target", "master"); code != 0 {
+				if code, msg := job(t, f, cache, filepath.Join(t.TempDir(), "warm"), "--repo", url, "--pr", rehearsalPR, "--target", "master"); !checkedOut(code, msg) {
 					t.Fatalf("the warming job: exit %d: %s", code, msg)
 				}
 				refsBefore = mirrorRefs(t, mirror)

@@ -35,7 +35,7 @@ the results it got from the runners so, before it posts anything. A run that did
 says what did not finish, and the commit status is an error.
 
 Exit status: 0 every check passed, 1 a check failed, 2 a run could not
-complete or did not finish, bad input, or posting failed.
+complete, did not finish or checked nothing, bad input, or posting failed.
 
 `
 
@@ -122,12 +122,14 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	if err != nil {
 		return err
 	}
-	switch v := pub.Verdict; v.Status {
-	case results.StatusPassed:
+	switch v := pub.Verdict; {
+	case v.Status == results.StatusPassed:
 		return nil
-	case results.StatusFailed:
+	case v.Status == results.StatusFailed:
 		return results.CheckFailed("%s", v.Reason)
-	case results.StatusError:
+	case v.NothingChecked:
+		return errors.New(v.Reason)
+	case v.Status == results.StatusError:
 		return fmt.Errorf("could not run: %s", v.Reason)
 	default:
 		return fmt.Errorf("incomplete: %s", v.Reason)
@@ -161,9 +163,12 @@ func checkMerge(files []string, rs []*results.Result) error {
 func readResults(path string) (*results.Result, error) {
 	res, err := results.Read(path)
 	var pe *fs.PathError
+	var ve *results.VersionError
 	switch {
 	case errors.As(err, &pe):
 		return nil, &results.InputError{Input: path, Err: pe.Err}
+	case errors.As(err, &ve):
+		return nil, &results.InputError{Input: path, Err: fmt.Errorf("schema_version %d is not one this patchproof reads (0 to %d)", ve.Version, results.SchemaVersion)}
 	case err != nil:
 		cause := err
 		if u := errors.Unwrap(err); u != nil {
@@ -191,7 +196,7 @@ var fullSHA = regexp.MustCompile(`^[0-9a-f]{40}$`)
 // checkPlanned rejects results that are not of the run that was planned:
 // another repository or PR, a target not in expected (when given), or a
 // target that validated another head than expectHead (a backport target:
-// made from another). The results come from machines that ran the PR's
+// made from another) or names none. The results come from machines that ran the PR's
 // code, and are checked before anything is posted with a write token.
 func checkPlanned(files []string, rs []*results.Result, cfg pipeline.Config, expectHead string, expected []string) error {
 	if !fullSHA.MatchString(expectHead) {
@@ -220,7 +225,12 @@ func checkPlanned(files []string, rs []*results.Result, cfg pipeline.Config, exp
 			if t.Backport != nil {
 				head = t.Backport.FromCommit
 			}
-			if head != "" && head != expectHead {
+			switch {
+			case head == "":
+				// A result that names no commit cannot be shown to be of
+				// the planned one, whatever else it says.
+				return bad("target %s names no head commit", t.Name)
+			case head != expectHead:
 				return bad("target %s validated %s", t.Name, head)
 			}
 		}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/patchproof/patchproof/pipeline"
 	"github.com/patchproof/patchproof/pipeline/github/githubfake"
 	"github.com/patchproof/patchproof/pipeline/results"
@@ -143,6 +145,41 @@ func TestReportBadInput(t *testing.T) {
 	}
 }
 
+// A results.json of a schema version this patchproof does not know is
+// bad input: refused, naming the file and the version, before anything is
+// posted.
+func TestReportUnknownSchemaVersion(t *testing.T) {
+	cleanEnv(t)
+	f := fakePR(t)
+	res := jobResult("master", time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC), results.StatusPassed)
+	res.SchemaVersion = 99
+	path := writeResult(t, res)
+	code, stdout, stderr := runReport(t, "--post", "--github-api", f.URL(), path)
+	line := strings.TrimSuffix(stderr, "\n")
+	if code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, path) || !strings.Contains(line, "99") {
+		t.Errorf("exit %d, stderr %q; want 2 and one line naming %s and version 99", code, stderr, path)
+	}
+	if stdout != "" || len(f.Comments("php", "php-src", 4242)) != 0 || len(f.Statuses("php", "php-src", headSHA)) != 0 {
+		t.Errorf("a results.json of an unknown version was reported: stdout %.100q, comments %+v, statuses %+v",
+			stdout, f.Comments("php", "php-src", 4242), f.Statuses("php", "php-src", headSHA))
+	}
+}
+
+// The results of a run that checked nothing (its checkout only) report
+// so, and exit 2: nothing was validated.
+func TestReportNothingChecked(t *testing.T) {
+	cleanEnv(t)
+	res := jobResult("master", time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC), results.StatusPassed)
+	res.Stages = []*results.StageResult{{Name: "checkout", Status: results.StatusPassed}}
+	code, stdout, stderr := runReport(t, writeResult(t, res))
+	if code != 2 || stderr != "patchproof: nothing was checked\n" {
+		t.Errorf("exit %d, stderr %q; want 2, nothing was checked", code, stderr)
+	}
+	if !strings.HasPrefix(stdout, "## ⚪ patchproof: nothing was checked\n") {
+		t.Errorf("summary:\n%.200s", stdout)
+	}
+}
+
 func TestReportPost(t *testing.T) {
 	cleanEnv(t)
 	f := fakePR(t)
@@ -231,6 +268,50 @@ func fakePR(t *testing.T) *githubfake.Fake {
 		Base: githubfake.Branch{Ref: "master", SHA: strings.Repeat("1", 40)},
 		Head: githubfake.Branch{Ref: "atomic-stats", SHA: headSHA}})
 	return f
+}
+
+// An older run's report --post (run 100, posted after run 200's) leaves
+// the commit status alone, as it does the comment: a newer run's failure
+// is never turned green by the evidence of an older one.
+func TestReportOlderRunLeavesStatus(t *testing.T) {
+	cleanEnv(t)
+	f := fakePR(t)
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	passing := writeResult(t, jobResult("master", t0, results.StatusPassed))
+	failing := writeResult(t, jobResult("master", t0, results.StatusFailed))
+	type status struct{ State, Description string }
+	for _, step := range []struct {
+		run, file string
+		exit      int
+		want      []status // every status on the head, oldest first
+		note      string   // in stderr
+	}{
+		{"200", failing, 1, []status{{"failure", "failed: codediff: master: NTS machine code changed: check failed (run 200)"}}, ""},
+		{"100", passing, 0, []status{{"failure", "failed: codediff: master: NTS machine code changed: check failed (run 200)"}},
+			"note: no commit status: the status on " + headSHA[:12] + " is of a newer run (200)"},
+		{"300", passing, 0, []status{
+			{"failure", "failed: codediff: master: NTS machine code changed: check failed (run 200)"},
+			{"success", "passed: master NTS 484/484 identical (run 300)"}}, ""},
+	} {
+		t.Setenv("GITHUB_RUN_ID", step.run)
+		code, _, stderr := runReport(t, "--post", "--github-api", f.URL(), step.file)
+		if code != step.exit {
+			t.Errorf("run %s: exit %d, want %d: %s", step.run, code, step.exit, stderr)
+		}
+		var got []status
+		for _, st := range f.Statuses("php", "php-src", headSHA) {
+			got = append(got, status{st.State, st.Description})
+		}
+		if d := cmp.Diff(step.want, got); d != "" {
+			t.Errorf("run %s: statuses (-want +got):\n%s", step.run, d)
+		}
+		if !strings.Contains(stderr, step.note) {
+			t.Errorf("run %s: stderr %q lacks %q", step.run, stderr, step.note)
+		}
+		if cs := f.Comments("php", "php-src", 4242); len(cs) != 1 || !strings.Contains(cs[0].Body, " run="+max(step.run, "200")+" ") {
+			t.Errorf("run %s: comments %+v, want one, of the newest run", step.run, cs)
+		}
+	}
 }
 
 // killedJob is a job's results.json as SIGKILL during the tests stage
@@ -359,6 +440,13 @@ func TestReportExpectHead(t *testing.T) {
 	stale.Targets[0].Backport = &results.BackportResult{From: "master", Branch: "PHP-8.4", Applied: true, FromCommit: strings.Repeat("6", 40)}
 	stale.Targets[0].Head.Commit = strings.Repeat("5", 40)
 	stalePath := writeResult(t, stale)
+	noHead := jobResult("master", t0, results.StatusPassed)
+	noHead.Targets[0].Head.Commit = ""
+	noHeadPath := writeResult(t, noHead)
+	noFrom := jobResult("PHP-8.4", t0, results.StatusPassed)
+	noFrom.Targets[0].Head.Commit = strings.Repeat("5", 40)
+	noFrom.Targets[0].Backport = &results.BackportResult{From: "master", Branch: "PHP-8.4", Applied: true}
+	noFromPath := writeResult(t, noFrom)
 
 	planned := []string{"--pr", "4242", "--repo", pipeline.DefaultRepo, "--expect-head", headSHA}
 	tests := []struct {
@@ -374,6 +462,8 @@ func TestReportExpectHead(t *testing.T) {
 		{"another repository", []string{"--pr", "4242", "--repo", "https://github.com/someone/php-src", "--expect-head", headSHA, master}, "its repository is"},
 		{"a target not planned", append(planned, "--expect-targets", "master", master, php84), "target PHP-8.4 was not planned"},
 		{"a backport of another head", append(planned, stalePath), "target PHP-8.4 validated 666666"},
+		{"a target with no head commit", append(planned, noHeadPath), "target master names no head commit"},
+		{"a backport from no commit", append(planned, master, noFromPath), "target PHP-8.4 names no head commit"},
 		{"no PR", []string{"--expect-head", headSHA, master}, "needs --pr N and --repo URL"},
 		{"not a commit", []string{"--pr", "4242", "--repo", pipeline.DefaultRepo, "--expect-head", "2c3d4e5", master}, "want a full commit hash"},
 	}

@@ -25,7 +25,12 @@ const (
 	// byte of its answer. GitHub answers in well under a second; thirty
 	// seconds leave room for a slow Enterprise Server.
 	DefaultTimeout = 30 * time.Second
-	DefaultContext = "patchproof" // commit status context
+	// DefaultMaxResponse bounds the body of one answer, in bytes: far
+	// more than any page patchproof asks for (a page of comments is at
+	// most commentsPerPage of GitHub's largest), far less than what would
+	// strain a runner's memory.
+	DefaultMaxResponse = 16 << 20
+	DefaultContext     = "patchproof" // commit status context
 
 	backoffFirst = time.Second      // first wait after a 5xx
 	backoffCap   = 30 * time.Second // longest wait after a 5xx
@@ -42,6 +47,10 @@ var ErrNoToken = errors.New("no GitHub token: set GITHUB_TOKEN or GH_TOKEN")
 // ErrTimeout is wrapped by the error of a call whose request got no whole
 // answer within Options.Timeout.
 var ErrTimeout = errors.New("GitHub API timeout")
+
+// ErrResponseTooLarge is wrapped by the error of a call whose answer was
+// longer than Options.MaxResponse.
+var ErrResponseTooLarge = errors.New("GitHub API answer too large")
 
 // Options configures a [Client]. The zero value talks to api.github.com with
 // the token from the environment.
@@ -82,6 +91,12 @@ type Options struct {
 	// negative value means none.
 	Timeout time.Duration
 
+	// MaxResponse bounds the body of each answer, in bytes: a longer one
+	// fails the call with ErrResponseTooLarge once that much has been
+	// read (at once, when its Content-Length says so), and is not read
+	// further. 0 means DefaultMaxResponse, a negative value means none.
+	MaxResponse int64
+
 	// Sleep waits d or until ctx is done; nil means a timer. Now is the
 	// clock rate-limit resets are measured against; nil means time.Now.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -112,6 +127,12 @@ func (o Options) withDefaults() Options {
 		o.Timeout = DefaultTimeout
 	case o.Timeout < 0:
 		o.Timeout = 0
+	}
+	switch {
+	case o.MaxResponse == 0:
+		o.MaxResponse = DefaultMaxResponse
+	case o.MaxResponse < 0:
+		o.MaxResponse = 0
 	}
 	if o.Sleep == nil {
 		o.Sleep = sleep
@@ -167,6 +188,7 @@ func New(opts Options) (*Client, error) {
 		maxRetries: o.MaxRetries,
 		maxWait:    o.MaxWait,
 		timeout:    o.Timeout,
+		maxBody:    o.MaxResponse,
 		sleep:      o.Sleep,
 		now:        o.Now,
 	}

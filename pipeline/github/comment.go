@@ -54,6 +54,13 @@ type Outcome struct {
 // maxBody is GitHub's limit on a comment body, in characters.
 const maxBody = 65536
 
+// commentsPerPage is how many comments a page lists: GitHub's default, and
+// few enough that a page of the longest comments there can be, written
+// by anyone who may comment on the PR, stays within DefaultMaxResponse (30
+// × 65536 characters × 6 bytes, a control character's JSON escape, is
+// 11.25 MiB), so that they cannot keep patchproof from posting.
+const commentsPerPage = 30
+
 var keyRE = regexp.MustCompile(`^[A-Za-z0-9._/:@+-]+$`)
 
 // marker is the hidden first line that identifies a sticky comment.
@@ -258,7 +265,7 @@ func (c *Client) UpsertComment(ctx context.Context, owner, repo string, number i
 // key, sorted by ID. It reads every page.
 func (c *Client) listOurs(ctx context.Context, owner, repo string, number int, login, key string) ([]ours, error) {
 	var found []ours
-	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: 100}}
+	opts := &gh.IssueListCommentsOptions{ListOptions: gh.ListOptions{PerPage: commentsPerPage}}
 	for {
 		page, resp, err := c.gh.Issues.ListComments(ctx, owner, repo, number, opts)
 		if err != nil {

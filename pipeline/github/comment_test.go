@@ -333,18 +333,20 @@ func TestUpsertCommentPagination(t *testing.T) {
 		ours      bool // whether ours is there, last
 		wantLists int  // GET requests for the comments
 	}{
+		// 30 a page: few enough that the longest comments fit under the
+		// bound on an answer's size (TestCommentsPageFits).
 		{foreign: 0, ours: true, wantLists: 1},
-		{foreign: 99, ours: true, wantLists: 1},
-		{foreign: 100, ours: true, wantLists: 2},
-		{foreign: 101, ours: true, wantLists: 2},
-		{foreign: 199, ours: true, wantLists: 2},
-		{foreign: 250, ours: true, wantLists: 3},
-		{foreign: 260, ours: true, wantLists: 3},
-		{foreign: 399, ours: true, wantLists: 4},
+		{foreign: 29, ours: true, wantLists: 1},
+		{foreign: 30, ours: true, wantLists: 2},
+		{foreign: 31, ours: true, wantLists: 2},
+		{foreign: 59, ours: true, wantLists: 2},
+		{foreign: 60, ours: true, wantLists: 3},
+		{foreign: 250, ours: true, wantLists: 9},
+		{foreign: 399, ours: true, wantLists: 14},
 		// Not found: listed once, created, listed again (now one more).
-		{foreign: 250, wantLists: 6},
-		{foreign: 299, wantLists: 3 + 3},
-		{foreign: 300, wantLists: 3 + 4},
+		{foreign: 250, wantLists: 9 + 9},
+		{foreign: 89, wantLists: 3 + 3},
+		{foreign: 90, wantLists: 3 + 4},
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%d foreign, ours=%v", tt.foreign, tt.ours), func(t *testing.T) {
@@ -378,8 +380,8 @@ func TestUpsertCommentPagination(t *testing.T) {
 					continue
 				}
 				lists++
-				if q, _ := url.ParseQuery(r.Query); q.Get("per_page") != "100" {
-					t.Errorf("listed with %q, want per_page=100", r.Query)
+				if q, _ := url.ParseQuery(r.Query); q.Get("per_page") != "30" {
+					t.Errorf("listed with %q, want per_page=30", r.Query)
 				}
 			}
 			if lists != tt.wantLists {

@@ -59,6 +59,14 @@
 // not sent again, like any request that got no answer: it may have been acted
 // on, and a POST sent twice could post twice.
 //
+// Every answer's body is bounded too, by Options.MaxResponse
+// (DefaultMaxResponse, 16 MiB): reading past it fails the call with an
+// error naming the request and wrapping [ErrResponseTooLarge], and one
+// longer by its Content-Length is refused unread, so that an API that
+// sends without end fills no more memory than that. Comments are listed 30
+// a page, so that a page of the longest comments anyone may write still
+// fits.
+//
 // # The sticky comment
 //
 // [Client.UpsertComment] keeps one comment per PR and [Comment.Key]. The
@@ -89,4 +97,20 @@
 // exactly one. What this cannot prevent is two runs editing an existing
 // comment at the same moment: GitHub has no conditional update, so between
 // one run's read and its write another may write, and the later write wins.
+//
+// # The commit status
+//
+// [Client.SetStatus] orders runs as the comment does. A [Status] with a Run
+// carries its stamp at the end of its description, "failed: tests (run
+// 200)", cut to GitHub's 140 characters with the stamp kept whole. Before
+// setting one, the client lists the commit's statuses (newest first, every
+// page until it finds one) and takes the newest of its own account in the
+// context: when that names a newer run, nothing is written
+// ([SkippedOlder]), so that an older run's report posted late never turns
+// a newer run's failure green. Stamps that do not order (none, or an id
+// against a time) let the poster win. Statuses cannot be edited or
+// deleted, so two runs that set theirs at the same moment are mended
+// after the fact: having set its own, a run lists again and, when a status
+// of a newer run was set between its look and its write and ours now hides
+// it, sets that run's status again on top.
 package github

@@ -76,7 +76,7 @@ func TestDryRun(t *testing.T) {
 			c, _ := newClient(t, f, tt.token, github.Options{DryRun: &out})
 			ctx := context.Background()
 			if tt.status {
-				err := c.SetStatus(ctx, "php", "php-src", headSHA, github.Status{
+				_, err := c.SetStatus(ctx, "php", "php-src", headSHA, github.Status{
 					State: github.StateFailure, Description: "1 test regressed", TargetURL: "https://example.com/run/1"})
 				if err != nil {
 					t.Fatal(err)

@@ -20,6 +20,7 @@ type retryTransport struct {
 	maxRetries int
 	maxWait    time.Duration
 	timeout    time.Duration // of one attempt; 0 for none
+	maxBody    int64         // bytes of one answer's body; 0 for no bound
 	sleep      func(context.Context, time.Duration) error
 	now        func() time.Time
 }
@@ -28,6 +29,9 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	r := req
 	for attempt := 0; ; attempt++ {
 		resp, err := t.send(r)
+		if err == nil {
+			err = t.limit(r, resp)
+		}
 		if err != nil {
 			// Not retried, a timeout included: the request may have been
 			// acted on, and a POST sent again could post twice.
@@ -103,6 +107,54 @@ func (b *timeoutBody) Close() error {
 	return err
 }
 
+// limit bounds resp's body to maxBody bytes, beneath go-github's reading
+// of it (and classify's, of an error's): a body that does not end is an
+// error, not a reason to fill the memory until the timeout. A body longer
+// by its Content-Length is refused unread, and closed.
+func (t *retryTransport) limit(req *http.Request, resp *http.Response) error {
+	if t.maxBody <= 0 {
+		return nil
+	}
+	if resp.ContentLength > t.maxBody {
+		resp.Body.Close()
+		// The HTTP client names the request around this error.
+		return fmt.Errorf("answer of %d bytes by its Content-Length, longer than %d bytes: %w", resp.ContentLength, t.maxBody, ErrResponseTooLarge)
+	}
+	resp.Body = &limitBody{ReadCloser: resp.Body, left: t.maxBody,
+		err: fmt.Errorf("answer to %s %s: longer than %d bytes: %w", req.Method, req.URL.Redacted(), t.maxBody, ErrResponseTooLarge)}
+	return nil
+}
+
+// limitBody reads at most left more bytes of a body, then fails with err
+// if there are more.
+type limitBody struct {
+	io.ReadCloser
+	left     int64
+	err      error
+	exceeded bool
+}
+
+func (b *limitBody) Read(p []byte) (int, error) {
+	if b.exceeded {
+		return 0, b.err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	// One byte past the bound tells a body of exactly left bytes from a
+	// longer one.
+	if int64(len(p)) > b.left+1 {
+		p = p[:b.left+1]
+	}
+	n, err := b.ReadCloser.Read(p)
+	if int64(n) <= b.left {
+		b.left -= int64(n)
+		return n, err
+	}
+	n, b.left, b.exceeded = int(b.left), 0, true
+	return n, b.err
+}
+
 // rewind returns a copy of req ready to be sent again.
 func rewind(req *http.Request) (*http.Request, error) {
 	r := req.Clone(req.Context())
@@ -124,7 +176,14 @@ func rewind(req *http.Request) (*http.Request, error) {
 // retrying and after how long. It reads the response the way go-github will,
 // through github.CheckResponse and its typed errors.
 func (t *retryTransport) classify(resp *http.Response, attempt int) (time.Duration, bool) {
+	body := resp.Body
 	err := gh.CheckResponse(resp) // restores resp.Body after reading it
+	if resp.Body != body {
+		// What it read is in the new body; the old one may not have been
+		// read to its end (one cut at maxBody), and must be closed to end
+		// its connection and its timeout.
+		body.Close()
+	}
 	if err == nil {
 		return 0, false
 	}

@@ -164,7 +164,7 @@ func TestRetry(t *testing.T) {
 			path := pulls
 			if tt.post {
 				path = statuses
-				err = c.SetStatus(ctx, "php", "php-src", headSHA, github.Status{
+				_, err = c.SetStatus(ctx, "php", "php-src", headSHA, github.Status{
 					State: github.StateSuccess, Description: "455/455 functions identical",
 					TargetURL: "https://example.com/run/1",
 				})

@@ -2,8 +2,12 @@ package github_test
 
 import (
 	"context"
+	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -52,7 +56,7 @@ func TestSetStatus(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake(t)
 			c, s := newClient(t, f, tt.token, github.Options{})
-			err := c.SetStatus(context.Background(), "php", "php-src", tt.sha, tt.s)
+			_, err := c.SetStatus(context.Background(), "php", "php-src", tt.sha, tt.s)
 			kind := errKind(err)
 			if tt.wantKind == "invalid" && strings.HasPrefix(kind, "other: ") {
 				kind = "invalid"
@@ -74,6 +78,199 @@ func TestSetStatus(t *testing.T) {
 			}
 			if w := s.got(); len(w) != 0 {
 				t.Errorf("waited %v, want no retries", w)
+			}
+		})
+	}
+}
+
+// seed is a status already on headSHA: set by token, its run (if any)
+// written in the description as SetStatus writes it.
+type seed struct {
+	token, context, state, description string
+}
+
+// A status is never set over one of ours that names a newer run: an older
+// run's report, posted late, leaves the newer run's failure standing.
+func TestSetStatusRuns(t *testing.T) {
+	failed200 := seed{botToken, "", "failure", "failed: tests (run 200)"}
+	others := func(n int) []seed {
+		out := make([]seed, n)
+		for i := range out {
+			out[i] = seed{botToken, "patchproof/PHP-8.4", "success", "passed (run 900)"}
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		name  string
+		seeds []seed
+		s     github.Status
+		want  github.StatusOutcome
+	}{
+		{"no status yet", nil, github.Status{State: github.StateSuccess, Description: "passed", Run: "100"},
+			github.StatusOutcome{Action: github.Created, Description: "passed (run 100)"}},
+		{"a newer run's status stands", []seed{failed200}, github.Status{State: github.StateSuccess, Description: "passed", Run: "100"},
+			github.StatusOutcome{Action: github.SkippedOlder, Newer: "200", Description: "passed (run 100)"}},
+		{"an older run's status is replaced", []seed{failed200}, github.Status{State: github.StateSuccess, Description: "passed", Run: "300"},
+			github.StatusOutcome{Action: github.Created, Description: "passed (run 300)"}},
+		{"the same run again: a re-run attempt", []seed{failed200}, github.Status{State: github.StateSuccess, Description: "passed", Run: "200"},
+			github.StatusOutcome{Action: github.Created, Description: "passed (run 200)"}},
+		{"a newer run found past the first page", append([]seed{failed200}, others(120)...),
+			github.Status{State: github.StateSuccess, Description: "passed", Run: "100"},
+			github.StatusOutcome{Action: github.SkippedOlder, Newer: "200", Description: "passed (run 100)"}},
+		{"another context's newer run does not count", others(1), github.Status{State: github.StateSuccess, Description: "passed", Run: "100"},
+			github.StatusOutcome{Action: github.Created, Description: "passed (run 100)"}},
+		{"another account's status does not count", []seed{{malloryToken, "", "failure", "failed (run 999)"}},
+			github.Status{State: github.StateSuccess, Description: "passed", Run: "100"},
+			github.StatusOutcome{Action: github.Created, Description: "passed (run 100)"}},
+		{"only our newest status counts", []seed{failed200, {botToken, "", "pending", "running (run 50)"}},
+			github.Status{State: github.StateSuccess, Description: "passed", Run: "100"},
+			github.StatusOutcome{Action: github.Created, Description: "passed (run 100)"}},
+		{"a status without a stamp does not order", []seed{{botToken, "", "failure", "failed"}},
+			github.Status{State: github.StateSuccess, Description: "passed", Run: "100"},
+			github.StatusOutcome{Action: github.Created, Description: "passed (run 100)"}},
+		{"times order as times", []seed{{botToken, "", "failure", "failed (run 2025-06-01T12:00:00Z)"}},
+			github.Status{State: github.StateSuccess, Description: "passed", Run: "2025-06-01T11:59:59Z"},
+			github.StatusOutcome{Action: github.SkippedOlder, Newer: "2025-06-01T12:00:00Z", Description: "passed (run 2025-06-01T11:59:59Z)"}},
+		{"a run id and a time do not order", []seed{{botToken, "", "failure", "failed (run 2025-06-01T12:00:00Z)"}},
+			github.Status{State: github.StateSuccess, Description: "passed", Run: "100"},
+			github.StatusOutcome{Action: github.Created, Description: "passed (run 100)"}},
+		{"a cut description keeps its stamp", nil, github.Status{State: github.StateFailure, Description: strings.Repeat("é", 200), Run: "100"},
+			github.StatusOutcome{Action: github.Created, Description: strings.Repeat("é", 139-len(" (run 100)")) + "… (run 100)"}},
+		{"no description", nil, github.Status{State: github.StatePending, Run: "100"},
+			github.StatusOutcome{Action: github.Created, Description: "(run 100)"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t)
+			for _, sd := range tt.seeds {
+				c, _ := newClient(t, f, sd.token, github.Options{})
+				if _, err := c.SetStatus(context.Background(), "php", "php-src", headSHA,
+					github.Status{State: github.State(sd.state), Context: sd.context, Description: sd.description}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := f.Statuses("php", "php-src", headSHA)
+			c, _ := newClient(t, f, botToken, github.Options{})
+			got, err := c.SetStatus(context.Background(), "php", "php-src", headSHA, tt.s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("outcome (-want +got):\n%s", d)
+			}
+			if n := utf8.RuneCountInString(got.Description); n > 140 {
+				t.Errorf("description of %d characters, GitHub takes 140", n)
+			}
+			after := f.Statuses("php", "php-src", headSHA)
+			want := before
+			if tt.want.Action == github.Created {
+				want = append(slices.Clone(before), githubfake.Status{State: string(tt.s.State), Context: "patchproof",
+					Description: tt.want.Description, Creator: bot})
+			}
+			if d := cmp.Diff(want, after); d != "" {
+				t.Errorf("statuses (-want +got):\n%s", d)
+			}
+		})
+	}
+	t.Run("not a run", func(t *testing.T) {
+		f := newFake(t)
+		c, _ := newClient(t, f, botToken, github.Options{})
+		_, err := c.SetStatus(context.Background(), "php", "php-src", headSHA, github.Status{State: github.StateSuccess, Run: "run 7"})
+		if err == nil || !strings.Contains(err.Error(), `run "run 7"`) || len(f.Requests()) != 0 {
+			t.Errorf("SetStatus = %v after %d requests; want an error naming the run, before any request", err, len(f.Requests()))
+		}
+	})
+}
+
+// A dry run looks, with a token, and says it would leave a newer run's
+// status; it writes nothing.
+func TestSetStatusRunsDryRun(t *testing.T) {
+	f := newFake(t)
+	c, _ := newClient(t, f, botToken, github.Options{})
+	if _, err := c.SetStatus(context.Background(), "php", "php-src", headSHA, github.Status{State: github.StateFailure, Description: "failed", Run: "200"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, token, run string
+		want             github.StatusOutcome
+		wantOut          string
+	}{
+		{"older", botToken, "100", github.StatusOutcome{Action: github.DryRun, Planned: github.SkippedOlder, Newer: "200", Description: "passed (run 100)"},
+			`dry run: status "patchproof" on php/php-src@` + headSHA + ` shows a newer run (200); would leave it: success "passed (run 100)" ` + "\n"},
+		{"newer", botToken, "300", github.StatusOutcome{Action: github.DryRun, Planned: github.Created, Description: "passed (run 300)"},
+			`dry run: would set status "patchproof" on php/php-src@` + headSHA + `: success "passed (run 300)" ` + "\n"},
+		{"no token to look with", "", "100", github.StatusOutcome{Action: github.DryRun, Description: "passed (run 100)"},
+			`dry run: would set status "patchproof" on php/php-src@` + headSHA + `: success "passed (run 100)" ` + "\n"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var out strings.Builder
+			dry, _ := newClient(t, f, tt.token, github.Options{DryRun: &out})
+			before := writes(f)
+			got, err := dry.SetStatus(context.Background(), "php", "php-src", headSHA, github.Status{State: github.StateSuccess, Description: "passed", Run: tt.run})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("outcome (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tt.wantOut, out.String()); d != "" {
+				t.Errorf("output (-want +got):\n%s", d)
+			}
+			if n := writes(f) - before; n != 0 {
+				t.Errorf("%d writes, want none", n)
+			}
+		})
+	}
+}
+
+// raceTransport lets another run set its status just before this one's
+// status is sent: the two runs read the statuses, then both write.
+type raceTransport struct {
+	once   sync.Once
+	before func()
+}
+
+func (rt *raceTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPost && strings.Contains(r.URL.Path, "/statuses/") {
+		rt.once.Do(rt.before)
+	}
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// Two runs that set their status at the same time end with the newer
+// run's on top, whichever writes last.
+func TestSetStatusRace(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		run, other string
+		want       github.StatusOutcome
+		wantTop    string // the description shown at the end
+	}{
+		{"the older run writes last", "100", "200",
+			github.StatusOutcome{Action: github.SkippedOlder, Newer: "200", Description: "passed (run 100)"}, "failed (run 200)"},
+		{"the newer run writes last", "200", "100",
+			github.StatusOutcome{Action: github.Created, Description: "passed (run 200)"}, "passed (run 200)"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t)
+			other, _ := newClient(t, f, botToken, github.Options{})
+			rt := &raceTransport{before: func() {
+				if _, err := other.SetStatus(context.Background(), "php", "php-src", headSHA,
+					github.Status{State: github.StateFailure, Description: "failed", Run: tt.other}); err != nil {
+					t.Error(err)
+				}
+			}}
+			c, _ := newClient(t, f, botToken, github.Options{Transport: rt})
+			got, err := c.SetStatus(context.Background(), "php", "php-src", headSHA,
+				github.Status{State: github.StateSuccess, Description: "passed", Run: tt.run})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("outcome (-want +got):\n%s", d)
+			}
+			st := f.Statuses("php", "php-src", headSHA)
+			if len(st) == 0 || st[len(st)-1].Description != tt.wantTop {
+				t.Errorf("statuses %+v: want %q on top", st, tt.wantTop)
 			}
 		})
 	}

@@ -139,7 +139,7 @@ func TestRequestTimeout(t *testing.T) {
 			defer cancel()
 			start := time.Now()
 			if tt.post {
-				err = c.SetStatus(ctx, "php", "php-src", headSHA, github.Status{State: github.StateSuccess, Description: "ok"})
+				_, err = c.SetStatus(ctx, "php", "php-src", headSHA, github.Status{State: github.StateSuccess, Description: "ok"})
 			} else {
 				_, err = c.ResolvePR(ctx, "php", "php-src", 1)
 			}

@@ -62,13 +62,15 @@ func TestTokenNeverShown(t *testing.T) {
 			name: "rate limited past MaxWait",
 			call: func(ctx context.Context, c *github.Client, f *githubfake.Fake) error {
 				f.Inject("", "/", 1, githubfake.PrimaryRateLimit(http.StatusForbidden, now.Add(time.Hour)))
-				return c.SetStatus(ctx, "php", "php-src", headSHA, github.Status{State: github.StateSuccess})
+				_, err := c.SetStatus(ctx, "php", "php-src", headSHA, github.Status{State: github.StateSuccess})
+				return err
 			},
 		},
 		{
 			name: "validation failure",
 			call: func(ctx context.Context, c *github.Client, f *githubfake.Fake) error {
-				return c.SetStatus(ctx, "php", "php-src", "deadbeef", github.Status{State: github.StateSuccess})
+				_, err := c.SetStatus(ctx, "php", "php-src", "deadbeef", github.Status{State: github.StateSuccess})
+				return err
 			},
 		},
 		{
@@ -100,8 +102,9 @@ func TestTokenNeverShown(t *testing.T) {
 		{
 			name: "a status quoting the token",
 			call: func(ctx context.Context, c *github.Client, f *githubfake.Fake) error {
-				return c.SetStatus(ctx, "php", "php-src", headSHA, github.Status{
+				_, err := c.SetStatus(ctx, "php", "php-src", headSHA, github.Status{
 					State: github.StateError, Description: "auth " + botToken})
+				return err
 			},
 		},
 	}

@@ -75,8 +75,18 @@ func post(ctx context.Context, opt Options, rs []*results.Result, body string, p
 	if err != nil {
 		return err
 	}
+	// One stamp for the comment and the status, so that each is left to
+	// the newer run alike.
+	run := runStamp(opt.RunID, rs)
+	if run == "" {
+		now := time.Now
+		if gopt.Now != nil {
+			now = gopt.Now
+		}
+		run = now().UTC().Format(time.RFC3339)
+	}
 	out, err := client.UpsertComment(ctx, to.Repo.Owner, to.Repo.Name, to.Number, github.Comment{
-		Key: CommentKey, Run: runStamp(opt.RunID, rs), Body: comment,
+		Key: CommentKey, Run: run, Body: comment,
 	})
 	if err != nil {
 		return fmt.Errorf("post: %w", err)
@@ -97,9 +107,16 @@ func post(ctx context.Context, opt Options, rs []*results.Result, body string, p
 		return nil
 	}
 	st := commitStatus(rs, pub.Verdict, out.URL)
-	if err := client.SetStatus(ctx, to.Repo.Owner, to.Repo.Name, sha, st); err != nil {
+	st.Run = run
+	set, err := client.SetStatus(ctx, to.Repo.Owner, to.Repo.Name, sha, st)
+	if err != nil {
 		return fmt.Errorf("post: %w", err)
 	}
+	if set.Action == github.SkippedOlder || set.Planned == github.SkippedOlder {
+		pub.Notes = append(pub.Notes, fmt.Sprintf("no commit status: the status on %s is of a newer run (%s)", shortSHA(sha), set.Newer))
+		return nil
+	}
+	st.Description = set.Description
 	pub.Status, pub.StatusSHA = &st, sha
 	return nil
 }
@@ -127,9 +144,10 @@ func commentBody(rs []*results.Result, full string, expect []string) (string, er
 	return string(r[:maxComment-utf8.RuneCountInString(cut)]) + cut, nil
 }
 
-// runStamp orders the runs that post: the Actions run id (a re-run attempt
-// keeps its run's id, and then the newer attempt overwrites the older, as
-// the same stamp lets the poster win), else the latest start time.
+// runStamp orders the runs that post, their comments and their statuses:
+// the Actions run id (a re-run attempt keeps its run's id, and then the
+// newer attempt overwrites the older, as the same stamp lets the poster
+// win), else the latest start time.
 func runStamp(runID string, rs []*results.Result) string {
 	if id := runID; id != "" {
 		if _, err := strconv.ParseUint(id, 10, 64); err == nil {
@@ -179,8 +197,8 @@ func commitStatus(rs []*results.Result, v results.Verdict, commentURL string) gi
 			break
 		}
 	}
-	switch v.Status {
-	case results.StatusPassed:
+	switch {
+	case v.Status == results.StatusPassed:
 		st.State = github.StateSuccess
 		var parts []string
 		for _, t := range results.SortedTargets(rs) {
@@ -192,9 +210,12 @@ func commitStatus(rs []*results.Result, v results.Verdict, commentURL string) gi
 		if len(parts) > 0 {
 			st.Description += ": " + strings.Join(parts, ", ")
 		}
-	case results.StatusFailed:
+	case v.Status == results.StatusFailed:
 		st.State, st.Description = github.StateFailure, "failed: "+stageReasons(rs, results.StatusFailed, v.Reason)
-	case results.StatusError:
+	case v.NothingChecked:
+		// Nothing failed, yet nothing was validated: no success to show.
+		st.State, st.Description = github.StateError, results.NothingCheckedReason
+	case v.Status == results.StatusError:
 		st.State, st.Description = github.StateError, "could not run: "+stageReasons(rs, results.StatusError, v.Reason)
 	default:
 		var parts []string

@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/patchproof/patchproof/pipeline/github"
+	"github.com/patchproof/patchproof/pipeline/github/githubfake"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/pipeline/results/resultstest"
 )
@@ -106,5 +109,61 @@ func TestCommitStatusIncomplete(t *testing.T) {
 	want := "incomplete: tests: running, bench: not started"
 	if st.State != github.StateError || st.Description != want {
 		t.Errorf("status %s %q, want error %q", st.State, st.Description, want)
+	}
+}
+
+// A run that checked nothing (only the checkout, or every check skipped)
+// is posted as such: the headline says so, and the commit status is an
+// error, not a success a reviewer would read as the change validated.
+func TestPublishNothingChecked(t *testing.T) {
+	onlyCheckout := func(status results.Status, reason string) *results.Result {
+		res := resultstest.PassingPR()
+		for _, s := range res.Stages {
+			if s.IsCheck() {
+				*s = results.StageResult{Name: s.Name, Status: results.StatusSkipped, Reason: "not selected (--stages)"}
+			}
+		}
+		res.Status, res.ExitCode, res.Error = status, results.Verdict{Status: status}.ExitCode(), reason
+		return res
+	}
+	notAvailable := resultstest.PassingPR()
+	for _, s := range notAvailable.Stages {
+		if s.IsCheck() {
+			*s = results.StageResult{Name: s.Name, Status: results.StatusNotAvailable, Reason: "no valgrind"}
+		}
+	}
+	for _, tt := range []struct {
+		name string
+		res  *results.Result
+	}{
+		{"only the checkout, recorded as a pass", onlyCheckout(results.StatusPassed, "")},
+		{"only the checkout, recorded as it is now", onlyCheckout(results.StatusError, results.NothingCheckedReason)},
+		{"no check available", notAvailable},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := resultstest.PRFake(t)
+			opt := Options{Out: t.TempDir(), Post: true, PR: github.PullRequest{Repo: github.PHPSrc, Number: 4242},
+				GitHub: github.Options{BaseURL: f.URL(), Getenv: resultstest.Env{"GITHUB_TOKEN": resultstest.Token}.Get}}
+			pub, err := Publish(context.Background(), opt, []*results.Result{tt.res})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if v := pub.Verdict; v.Status != results.StatusError || !v.NothingChecked || v.ExitCode() != 2 {
+				t.Errorf("verdict %+v (exit %d), want an error that nothing was checked, exit 2", v, v.ExitCode())
+			}
+			cs := f.Comments("php", "php-src", 4242)
+			if len(cs) != 1 {
+				t.Fatalf("%d comments, want 1", len(cs))
+			}
+			_, body, _ := strings.Cut(cs[0].Body, "\n")
+			if !strings.HasPrefix(body, "## ⚪ patchproof: nothing was checked\n") || strings.Contains(body, "could not run") {
+				t.Errorf("comment does not say that nothing was checked, and only that:\n%.400s", body)
+			}
+			want := []githubfake.Status{{State: "error", Context: "patchproof", Description: "nothing was checked (run 2025-06-01T12:00:00Z)",
+				TargetURL: tt.res.RunURL, Creator: "patchproof-bot"}}
+			if d := cmp.Diff(want, f.Statuses("php", "php-src", resultstest.PRHead)); d != "" {
+				t.Errorf("statuses (-want +got):\n%s", d)
+			}
+		})
 	}
 }

@@ -85,14 +85,10 @@ var notChecks = []string{results.CheckoutStage}
 
 func (p *summaryWriter) headline(rs []*results.Result, targets []results.JobTarget, v results.Verdict) {
 	ran, notRun := checksRun(rs)
-	checked := false
-	for _, s := range ran {
-		if !slices.Contains(notChecks, s) {
-			checked = true
-		}
-	}
 	switch {
-	case v.Status == results.StatusPassed && !checked:
+	case v.NothingChecked:
+		// Not a pass, though nothing failed: the headline says what it
+		// is, and "Ran:" below says what ran instead.
 		p.f("## ⚪ patchproof: nothing was checked\n\n")
 	case v.Status == results.StatusPassed:
 		p.f("## ✅ patchproof: passed\n\n")
@@ -105,7 +101,7 @@ func (p *summaryWriter) headline(rs []*results.Result, targets []results.JobTarg
 	}
 	p.f("%s\n\n", subject(rs, targets))
 
-	if v.Status != results.StatusPassed {
+	if v.Status != results.StatusPassed && !v.NothingChecked {
 		// What did not finish first: nothing after it is the whole story.
 		for _, u := range v.Unfinished {
 			p.f("- %s %s\n", statusIcon(u.Status), markdown.Text(u.String()))

@@ -16,6 +16,41 @@ type Verdict struct {
 	// StatusIncomplete, one entry each: "tests: running", "bench: not
 	// started", "PHP-8.4: no results".
 	Unfinished []Unfinished
+	// NothingChecked is set with StatusError when that is all there is to
+	// it: every run finished, none failed or could not run, and not one
+	// check ran (only the checkout, or every check skipped).
+	NothingChecked bool
+}
+
+// NothingCheckedReason is the Reason of a verdict of NothingChecked.
+const NothingCheckedReason = "nothing was checked"
+
+// nothingChecked is the verdict of a run whose stages all finished and
+// none failed, but that checked nothing. It is no pass, which a reviewer
+// would read as the change validated, and exits 2 rather than 1: no check
+// failed, the run did not do its job, as one that could not run.
+var nothingChecked = Verdict{Status: StatusError, Reason: NothingCheckedReason, NothingChecked: true}
+
+// legacyReportStage is the stage a results.json written before the report
+// became the run's last step records for it.
+const legacyReportStage = "report"
+
+// IsCheck reports whether the stage checks the change: the checkout does
+// not, nor the report of an older results.json.
+func (s *StageResult) IsCheck() bool { return s.Name != CheckoutStage && s.Name != legacyReportStage }
+
+// checkedNothing reports whether stages, none of which failed or could
+// not run, include no check that ran.
+func checkedNothing(stages []*StageResult) bool {
+	for _, s := range stages {
+		switch {
+		case s.Status == StatusFailed, s.Status == StatusError:
+			return false
+		case s.IsCheck() && s.Status == StatusPassed:
+			return false
+		}
+	}
+	return true
 }
 
 // Unfinished is a part of a run that did not finish: a stage, a target
@@ -62,7 +97,8 @@ func final(s Status) bool {
 // StageVerdict is a run's verdict from its stages: a stage that did not
 // finish (pending, running, interrupted, of an unknown status) makes it
 // incomplete, else a stage that could not run an error, else a failed
-// check a failure.
+// check a failure, else a run in which no check ran an error
+// (NothingChecked).
 func StageVerdict(stages []*StageResult) Verdict {
 	var failed, errored []string
 	var unfinished []Unfinished
@@ -85,6 +121,8 @@ func StageVerdict(stages []*StageResult) Verdict {
 		return Verdict{Status: StatusError, Reason: strings.Join(errored, "; ")}
 	case len(failed) > 0:
 		return Verdict{Status: StatusFailed, Reason: "checks failed: " + strings.Join(failed, ", ")}
+	case checkedNothing(stages):
+		return nothingChecked
 	}
 	return Verdict{Status: StatusPassed}
 }
@@ -155,25 +193,38 @@ func (r *Result) Unfinished() []Unfinished {
 const theRun = "the run"
 
 // verdict is one Result's verdict: incomplete when anything in it did not
-// finish, else its final status.
+// finish, else its final status; a pass that checked nothing (as runs
+// before NothingChecked recorded one) is NothingChecked, and so is the
+// error a run records for it.
 func (r *Result) verdict() Verdict {
 	if u := r.Unfinished(); len(u) > 0 {
 		return incomplete(u)
+	}
+	if (r.Status == StatusPassed || r.Status == StatusError) && checkedNothing(r.Stages) {
+		v := nothingChecked
+		if r.Status == StatusError {
+			v.Reason = cmp.Or(r.Error, v.Reason)
+		}
+		return v
 	}
 	return Verdict{Status: r.Status, Reason: r.Error}
 }
 
 // VerdictOf is the verdict of results taken together: the worst of each
 // one's, with the reasons (and what did not finish) of those that are that
-// bad, each named by its job when there are several.
+// bad, each named by its job when there are several. It is NothingChecked
+// only when no result checked anything: one job that checked nothing
+// beside others that did is an error of that job.
 func VerdictOf(rs []*Result) Verdict {
 	if len(rs) == 0 {
 		return Verdict{Status: StatusError, Reason: "no results"}
 	}
 	worst := Verdict{Status: StatusPassed}
 	var reasons []string
+	nothing := true
 	for _, res := range rs {
 		v := res.verdict()
+		nothing = nothing && v.NothingChecked
 		if severity(v.Status) > severity(worst.Status) {
 			worst.Status, reasons, worst.Unfinished = v.Status, nil, nil
 		}
@@ -195,6 +246,7 @@ func VerdictOf(rs []*Result) Verdict {
 		}
 	}
 	worst.Reason = strings.Join(reasons, "; ")
+	worst.NothingChecked = nothing
 	return worst
 }
 

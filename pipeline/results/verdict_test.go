@@ -123,9 +123,91 @@ func TestExpecting(t *testing.T) {
 }
 
 func TestStageVerdict(t *testing.T) {
-	// What finish records: a stage left pending (never run) is no pass.
-	stages := []*results.StageResult{{Name: "checkout", Status: results.StatusPassed}, {Name: "tests", Status: results.StatusPending}}
-	if v := results.StageVerdict(stages); v.Status != results.StatusIncomplete || v.ExitCode() != 2 {
-		t.Errorf("verdict %+v, want incomplete, exit 2", v)
+	st := func(name string, status results.Status, reason string) *results.StageResult {
+		return &results.StageResult{Name: name, Status: status, Reason: reason}
+	}
+	checkout := st("checkout", results.StatusPassed, "")
+	notSelected := func(names ...string) []*results.StageResult {
+		var out []*results.StageResult
+		for _, n := range names {
+			out = append(out, st(n, results.StatusSkipped, "not selected (--stages)"))
+		}
+		return out
+	}
+	nothing := results.Verdict{Status: results.StatusError, Reason: "nothing was checked", NothingChecked: true}
+	for _, tt := range []struct {
+		name   string
+		stages []*results.StageResult
+		want   results.Verdict
+		exit   int
+	}{
+		// What finish records: a stage left pending (never run) is no pass.
+		{"a stage never run", []*results.StageResult{checkout, st("tests", results.StatusPending, "")},
+			results.Verdict{Status: results.StatusIncomplete, Reason: "did not finish: tests: not started",
+				Unfinished: []results.Unfinished{{Name: "tests", Status: results.StatusPending, Note: "not started"}}}, 2},
+		{"only the checkout", []*results.StageResult{checkout}, nothing, 2},
+		{"only the checkout, the report running", []*results.StageResult{checkout, st("report", results.StatusRunning, "")}, nothing, 2},
+		{"the checkout and the report", []*results.StageResult{checkout, st("report", results.StatusPassed, "")}, nothing, 2},
+		{"every check skipped", append([]*results.StageResult{checkout}, notSelected("build", "codediff", "tests", "race", "bench")...), nothing, 2},
+		{"no check available", []*results.StageResult{checkout, st("bench", results.StatusNotAvailable, "no valgrind")}, nothing, 2},
+		{"one check ran", append([]*results.StageResult{checkout, st("build", results.StatusPassed, "")}, notSelected("tests")...),
+			results.Verdict{Status: results.StatusPassed}, 0},
+		{"a backport that does not apply fails the checkout", []*results.StageResult{st("checkout", results.StatusFailed, "")},
+			results.Verdict{Status: results.StatusFailed, Reason: "checks failed: checkout"}, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v := results.StageVerdict(tt.stages)
+			if d := cmp.Diff(tt.want, v); d != "" {
+				t.Errorf("verdict (-want +got):\n%s", d)
+			}
+			if v.ExitCode() != tt.exit {
+				t.Errorf("exit %d, want %d", v.ExitCode(), tt.exit)
+			}
+		})
+	}
+}
+
+// checkedNothing is a run of the demo with --stages checkout,report as
+// runs before NothingChecked recorded it: passed.
+func checkedNothing() *results.Result {
+	res := resultstest.Demo()
+	for _, s := range res.Stages {
+		if s.IsCheck() {
+			*s = results.StageResult{Name: s.Name, Status: results.StatusSkipped, Reason: "not selected (--stages)"}
+		}
+	}
+	return res
+}
+
+// A run that checked nothing is no pass, whatever its results.json says,
+// and says so as the one reason when no result checked anything.
+func TestVerdictOfNothingChecked(t *testing.T) {
+	recorded := checkedNothing()
+	recorded.Status, recorded.ExitCode, recorded.Error = results.StatusError, 2, "nothing was checked"
+	other := resultstest.PassingPR()
+	other.Targets[0].Name = "PHP-8.4"
+	for _, tt := range []struct {
+		name string
+		rs   []*results.Result
+		want results.Verdict
+	}{
+		{"recorded as a pass", []*results.Result{checkedNothing()},
+			results.Verdict{Status: results.StatusError, Reason: "nothing was checked", NothingChecked: true}},
+		{"recorded as it is now", []*results.Result{recorded},
+			results.Verdict{Status: results.StatusError, Reason: "nothing was checked", NothingChecked: true}},
+		{"no job checked anything", []*results.Result{checkedNothing(), recorded},
+			results.Verdict{Status: results.StatusError, Reason: "PHP-8.2: nothing was checked; PHP-8.2: nothing was checked", NothingChecked: true}},
+		{"one job of two checked nothing", []*results.Result{other, checkedNothing()},
+			results.Verdict{Status: results.StatusError, Reason: "PHP-8.2: nothing was checked"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v := results.VerdictOf(tt.rs)
+			if d := cmp.Diff(tt.want, v); d != "" {
+				t.Errorf("verdict (-want +got):\n%s", d)
+			}
+			if v.ExitCode() != 2 {
+				t.Errorf("exit %d, want 2: nothing was validated", v.ExitCode())
+			}
+		})
 	}
 }

@@ -197,6 +197,21 @@ func (f *Fake) listComments(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	f.mu.Lock()
+	all := f.comments[k]
+	lo, hi := f.paginate(w, r, len(all))
+	items := []any{}
+	for _, c := range all[lo:hi] {
+		items = append(items, f.commentJSON(c))
+	}
+	f.mu.Unlock()
+	writeJSON(w, http.StatusOK, items)
+}
+
+// paginate reads page and per_page (30 by default, at most 100) as GitHub
+// does, sets the Link header for a list of n items, and returns the
+// indexes of the page's items, [lo, hi).
+func (f *Fake) paginate(w http.ResponseWriter, r *http.Request, n int) (lo, hi int) {
 	q := r.URL.Query()
 	perPage, err := strconv.Atoi(q.Get("per_page"))
 	if err != nil || perPage <= 0 {
@@ -207,16 +222,7 @@ func (f *Fake) listComments(w http.ResponseWriter, r *http.Request) {
 	if err != nil || page <= 0 {
 		page = 1
 	}
-
-	f.mu.Lock()
-	all := f.comments[k]
-	last := max(1, (len(all)+perPage-1)/perPage)
-	items := []any{}
-	for i := (page - 1) * perPage; i < len(all) && i < page*perPage; i++ {
-		items = append(items, f.commentJSON(all[i]))
-	}
-	f.mu.Unlock()
-
+	last := max(1, (n+perPage-1)/perPage)
 	link := func(p int, rel string) string {
 		q := url.Values{}
 		for k, v := range r.URL.Query() {
@@ -235,7 +241,8 @@ func (f *Fake) listComments(w http.ResponseWriter, r *http.Request) {
 	if len(links) > 0 {
 		w.Header().Set("Link", strings.Join(links, ", "))
 	}
-	writeJSON(w, http.StatusOK, items)
+	lo = min((page-1)*perPage, n)
+	return lo, min(lo+perPage, n)
 }
 
 // commentBody decodes and validates {"body": ...}, answering 4xx if bad.
@@ -367,44 +374,48 @@ func (f *Fake) createStatus(w http.ResponseWriter, r *http.Request) {
 		writeInvalid(w, "Status", "sha", "custom", "No commit found for SHA: "+sha)
 		return
 	}
-	s := Status{
+	f.statusID++
+	s := storedStatus{Status: Status{
 		State: in.State, Context: cmpOr(in.Context, "default"),
 		Description: in.Description, TargetURL: in.TargetURL, Creator: a.login,
-	}
+	}, id: f.statusID, created: f.now()}
 	sk := statusKey{strings.ToLower(owner), strings.ToLower(repo), sha}
 	f.statuses[sk] = append(f.statuses[sk], s)
-	now := stamp(f.now())
-	writeJSON(w, http.StatusCreated, map[string]any{
-		"id":          len(f.statuses[sk]),
+	writeJSON(w, http.StatusCreated, f.statusJSON(owner, repo, s))
+}
+
+// statusJSON is a status as GitHub shows it; f.mu is held.
+func (f *Fake) statusJSON(owner, repo string, s storedStatus) map[string]any {
+	return map[string]any{
+		"url":         fmt.Sprintf("%s%s/repos/%s/%s/statuses/%d", f.srv.URL, APIPrefix, owner, repo, s.id),
+		"id":          s.id,
 		"state":       s.State,
 		"context":     s.Context,
 		"description": s.Description,
 		"target_url":  s.TargetURL,
-		"creator":     f.userJSON(a.login),
-		"created_at":  now,
-		"updated_at":  now,
-	})
+		"creator":     f.userJSON(s.Creator),
+		"created_at":  stamp(s.created),
+		"updated_at":  stamp(s.created),
+	}
 }
 
-// listStatuses lists the statuses of a commit, newest first, as GitHub
-// does. The fake keeps statuses by full SHA: a shorter ref lists none.
+// listStatuses lists the statuses of a commit, newest first and a page at
+// a time, as GitHub does. The fake keeps statuses by full SHA: a shorter
+// ref lists none.
 func (f *Fake) listStatuses(w http.ResponseWriter, r *http.Request) {
 	owner, repo, sha := r.PathValue("owner"), r.PathValue("repo"), r.PathValue("ref")
 	f.mu.Lock()
-	known := f.knownRepo(repoOf(owner, repo))
-	all := slices.Clone(f.statuses[statusKey{strings.ToLower(owner), strings.ToLower(repo), sha}])
-	f.mu.Unlock()
-	if !known {
+	defer f.mu.Unlock()
+	if !f.knownRepo(repoOf(owner, repo)) {
 		writeError(w, http.StatusNotFound, "Not Found", docsREST+"/commits/statuses#list-commit-statuses-for-a-reference")
 		return
 	}
+	all := slices.Clone(f.statuses[statusKey{strings.ToLower(owner), strings.ToLower(repo), sha}])
+	slices.Reverse(all)
+	lo, hi := f.paginate(w, r, len(all))
 	items := []any{}
-	for i := len(all) - 1; i >= 0; i-- {
-		s := all[i]
-		items = append(items, map[string]any{
-			"id": i + 1, "state": s.State, "context": s.Context, "description": s.Description,
-			"target_url": s.TargetURL, "creator": f.userJSON(s.Creator),
-		})
+	for _, s := range all[lo:hi] {
+		items = append(items, f.statusJSON(owner, repo, s))
 	}
 	writeJSON(w, http.StatusOK, items)
 }

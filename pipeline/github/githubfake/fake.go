@@ -15,7 +15,7 @@
 //	DELETE /repos/{owner}/{repo}/issues/comments/{id}
 //	POST   /repos/{owner}/{repo}/statuses/{sha}
 //	GET    /repos/{owner}/{repo}/commits/{ref}
-//	GET    /repos/{owner}/{repo}/commits/{sha}/statuses   (newest first; one page)
+//	GET    /repos/{owner}/{repo}/commits/{sha}/statuses   (newest first; page, per_page; Link header)
 //	GET    /repos/{owner}/{repo}/collaborators/{username}/permission
 //	GET    /repos/{owner}/{repo}/activity   (ref, activity_type, direction, per_page; one page)
 //	GET    /{owner}/{repo}[.git]/info/refs, POST .../git-upload-pack   (ServeGit)
@@ -102,6 +102,13 @@ type Status struct {
 	Creator                                string
 }
 
+// storedStatus is a Status with what GitHub gives it when it is set.
+type storedStatus struct {
+	Status
+	id      int64
+	created time.Time
+}
+
 // Request is one request the fake answered.
 type Request struct {
 	Method string
@@ -157,13 +164,16 @@ type Fake struct {
 	prs      map[issueKey]PR
 	comments map[issueKey][]*Comment // by ID
 	where    map[int64]issueKey
-	statuses map[statusKey][]Status
+	statuses map[statusKey][]storedStatus  // oldest first
 	refs     map[repoKey]map[string]string // ref -> sha
 	roles    map[repoKey]map[string]string // lower-case login -> role
 	activity map[repoKey][]Activity
 	gits     map[repoKey]string // served git repositories
 	truncate map[repoKey]int    // pack answers left to cut
 	nextID   int64
+	// statusID numbers statuses apart from comments, as GitHub does:
+	// setting one does not move the IDs comments get.
+	statusID int64
 	faults   []*fault
 	barriers []*barrier
 	latency  time.Duration
@@ -235,7 +245,7 @@ func newFake() *Fake {
 		prs:      map[issueKey]PR{},
 		comments: map[issueKey][]*Comment{},
 		where:    map[int64]issueKey{},
-		statuses: map[statusKey][]Status{},
+		statuses: map[statusKey][]storedStatus{},
 		refs:     map[repoKey]map[string]string{},
 		roles:    map[repoKey]map[string]string{},
 		activity: map[repoKey][]Activity{},
@@ -377,7 +387,11 @@ func (f *Fake) Comments(owner, repo string, number int) []Comment {
 func (f *Fake) Statuses(owner, repo, sha string) []Status {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return slices.Clone(f.statuses[statusKey{strings.ToLower(owner), strings.ToLower(repo), sha}])
+	var out []Status
+	for _, s := range f.statuses[statusKey{strings.ToLower(owner), strings.ToLower(repo), sha}] {
+		out = append(out, s.Status)
+	}
+	return out
 }
 
 // Requests returns the requests answered so far, in order.

@@ -128,6 +128,60 @@ func TestPagination(t *testing.T) {
 	}
 }
 
+// Statuses list newest first, a page at a time, each with its ID (one
+// sequence for every commit) and the time it was set, as GitHub lists
+// them; setting one moves no comment ID.
+func TestListStatuses(t *testing.T) {
+	f := newFake(t)
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	var n int
+	f.SetClock(func() time.Time { n++; return t0.Add(time.Duration(n) * time.Minute) })
+	do(t, f, "POST", "/repos/php/web/statuses/ddd", "bot-token", `{"state":"pending"}`)
+	for i := range 35 {
+		body := `{"state":"success","context":"c","description":"` + itoa(int64(i)) + `"}`
+		if code, b, _ := do(t, f, "POST", "/repos/php/php-src/statuses/bbb", "bot-token", body); code != 201 {
+			t.Fatalf("status %d: %d %v", i, code, b)
+		}
+	}
+	base := strings.TrimSuffix(f.URL(), "/") + "/repos/php/php-src/commits/bbb/statuses"
+	for _, tt := range []struct {
+		query    string
+		want     []string // descriptions
+		wantLink string
+	}{
+		{"?per_page=3", []string{"34", "33", "32"}, `<` + base + `?page=2&per_page=3>; rel="next", <` + base + `?page=12&per_page=3>; rel="last"`},
+		{"?per_page=3&page=12", []string{"1", "0"}, `<` + base + `?page=1&per_page=3>; rel="first", <` + base + `?page=11&per_page=3>; rel="prev"`},
+		{"?per_page=3&page=13", nil, `<` + base + `?page=1&per_page=3>; rel="first", <` + base + `?page=12&per_page=3>; rel="prev"`},
+	} {
+		code, body, h := do(t, f, "GET", "/repos/php/php-src/commits/bbb/statuses"+tt.query, "", "")
+		if code != 200 {
+			t.Fatalf("%s: %d", tt.query, code)
+		}
+		var got []string
+		for _, it := range body.([]any) {
+			got = append(got, it.(map[string]any)["description"].(string))
+		}
+		if d := cmp.Diff(tt.want, got); d != "" {
+			t.Errorf("%s: descriptions (-want +got):\n%s", tt.query, d)
+		}
+		if d := cmp.Diff(tt.wantLink, h.Get("Link")); d != "" {
+			t.Errorf("%s: Link (-want +got):\n%s", tt.query, d)
+		}
+	}
+	_, body, h := do(t, f, "GET", "/repos/php/php-src/commits/bbb/statuses", "", "")
+	if items := body.([]any); len(items) != 30 || h.Get("Link") == "" {
+		t.Errorf("default page: %d statuses, Link %q; want 30 and a next page", len(items), h.Get("Link"))
+	}
+	newest := body.([]any)[0].(map[string]any)
+	if newest["id"] != float64(36) || newest["created_at"] != "2025-06-01T12:36:00Z" || newest["context"] != "c" ||
+		newest["creator"].(map[string]any)["login"] != "bot" {
+		t.Errorf("newest status %v: want ID 36 (after php/web's), set at 12:36, context c, by bot", newest)
+	}
+	if _, c, _ := do(t, f, "POST", "/repos/php/php-src/issues/1/comments", "bot-token", `{"body":"x"}`); c.(map[string]any)["id"] != float64(1001) {
+		t.Errorf("the first comment after statuses has ID %v, want 1001", c.(map[string]any)["id"])
+	}
+}
+
 func TestIDsIncreaseAcrossRepositories(t *testing.T) {
 	f := newFake(t)
 	var last float64
