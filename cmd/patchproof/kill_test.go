@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -149,8 +150,11 @@ func TestNextRunStopsWhatAKilledRunLeft(t *testing.T) {
 		"--repo", smallPHPRepo(t), "--base", "PHP-8.2", "--head", "mysqlnd-atomic-stats", "--stages", "checkout")
 	next.Env = append(os.Environ(), "PATCHPROOF_TEST_AS_MAIN=1")
 	next.Stdout, next.Stderr = &log, &log
-	if err := next.Run(); err != nil {
-		t.Fatalf("the next run: %v\n%s", err, log.String())
+	// A run of the checkout alone checks nothing: exit 2, and no other
+	// failure.
+	var exit *exec.ExitError
+	if err := next.Run(); !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(log.String(), "nothing was checked") {
+		t.Fatalf("the next run: %v, want exit 2 for nothing checked\n%s", err, log.String())
 	}
 	select {
 	case <-waited:

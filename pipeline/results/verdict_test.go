@@ -146,7 +146,6 @@ func TestStageVerdict(t *testing.T) {
 			results.Verdict{Status: results.StatusIncomplete, Reason: "did not finish: tests: not started",
 				Unfinished: []results.Unfinished{{Name: "tests", Status: results.StatusPending, Note: "not started"}}}, 2},
 		{"only the checkout", []*results.StageResult{checkout}, nothing, 2},
-		{"only the checkout, the report running", []*results.StageResult{checkout, st("report", results.StatusRunning, "")}, nothing, 2},
 		{"the checkout and the report", []*results.StageResult{checkout, st("report", results.StatusPassed, "")}, nothing, 2},
 		{"every check skipped", append([]*results.StageResult{checkout}, notSelected("build", "codediff", "tests", "race", "bench")...), nothing, 2},
 		{"no check available", []*results.StageResult{checkout, st("bench", results.StatusNotAvailable, "no valgrind")}, nothing, 2},
