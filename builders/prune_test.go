@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -203,4 +204,26 @@ func entryKeys(es []Entry) []string {
 		keys = append(keys, e.Key)
 	}
 	return keys
+}
+
+// TestDefaultCacheMax: a quarter of the cache's file system, at most the
+// cap, found for a cache directory not made yet from the nearest one that
+// exists.
+func TestDefaultCacheMax(t *testing.T) {
+	dir := t.TempDir()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		t.Fatal(err)
+	}
+	want := min(DefaultCacheMaxCap, int64(st.Blocks)*st.Bsize/4)
+	for _, tt := range []struct{ name, dir string }{
+		{"existing", dir},
+		{"not made yet", filepath.Join(dir, "a", "b")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got, err := DefaultCacheMax(tt.dir); err != nil || got != want {
+				t.Errorf("DefaultCacheMax(%s) = %d, %v; want %d", tt.dir, got, err, want)
+			}
+		})
+	}
 }
