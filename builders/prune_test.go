@@ -174,27 +174,32 @@ func TestPrune(t *testing.T) {
 }
 
 // TestBuildPrunes: a build that lands prunes the cache to the builder's
-// limit, sparing what the same builder (this run) has used.
+// limit, sparing what the same builder (this run) has used, though it is
+// the least recently used.
 func TestBuildPrunes(t *testing.T) {
 	cache, keys := fillCache(t, 3)
-	size, total := sizes(t, cache)
-	spec := Spec{Label: "head/nts", Source: fakeTree(t, "int main(void) { return 1; }\n"), TreeHash: "treenew", Variant: NTS, Profile: ProfileMySQL, Jobs: 1}
-	// This run reuses the oldest, then builds one more, with room for all
-	// but the second oldest.
-	b := &Builder{Exec: &Host{}, CacheDir: cache, CacheMax: total - size[keys[1]]}
+	// This run reuses the oldest, then builds one more, under a limit
+	// nothing fits.
+	b := &Builder{Exec: &Host{}, CacheDir: cache, CacheMax: 1}
 	if _, err := b.Build(context.Background(), Spec{Label: "base/nts", Source: t.TempDir(), TreeHash: "treea", Variant: NTS, Profile: ProfileMySQL, Jobs: 1}); err != nil {
 		t.Fatal(err)
 	}
+	// Made the oldest again: as if the run had reused it long ago.
+	old := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(filepath.Join(cache, "builds", keys[0]+usedSuffix), old, old); err != nil {
+		t.Fatal(err)
+	}
 	var log bytes.Buffer
-	spec.Log = &log
-	res, err := b.Build(context.Background(), spec)
+	res, err := b.Build(context.Background(), Spec{Label: "head/nts", Source: fakeTree(t, "int main(void) { return 1; }\n"),
+		TreeHash: "treenew", Variant: NTS, Profile: ProfileMySQL, Jobs: 1, Log: &log})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// keys[0] and the new one are this run's; the two others go, as the
-	// new one takes more than nothing.
 	if d := cmp.Diff([]bool{true, false, false, true}, present(t, cache, append(keys, res.Key))); d != "" {
 		t.Errorf("entries present after the build landed (-want +got):\n%s\n%s", d, log.String())
+	}
+	if !strings.Contains(log.String(), "2 builds in use are kept") {
+		t.Errorf("build log lacks the over-limit warning:\n%s", log.String())
 	}
 }
 
