@@ -28,6 +28,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -112,6 +113,13 @@ type Builder struct {
 	// CCacheMaxSize is the size in bytes trusted builds keep the shared
 	// ccache under; 0 means DefaultCCacheMaxSize.
 	CCacheMaxSize int64
+	// CacheMax is the size in bytes the finished builds are kept under,
+	// pruned after each build lands; 0 means DefaultCacheMax of the cache
+	// directory, negative no limit.
+	CacheMax int64
+
+	mu   sync.Mutex
+	used []string // the keys Build has returned: this run reads them
 }
 
 // Key is the build cache key: everything that decides a build's output.
@@ -184,6 +192,7 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 		cached.Label, cached.Side, cached.Cached = s.Label, s.Side, true
 		cached.Warnings = nil // the build that wrote the entry had them, not this one
 		fmt.Fprintf(s.Log, "cached build %s in %s\n", key, dir)
+		b.use(root, key)
 		return cached, nil
 	case !errors.Is(err, errNoEntry):
 		// Tampered with, damaged, or written by an older patchproof: the
@@ -351,7 +360,42 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	if err := makeReadOnly(dir); err != nil {
 		return nil, fmt.Errorf("build %s: %w", s.Label, err)
 	}
+	b.use(root, key)
+	b.prune(s.Log)
 	return res, nil
+}
+
+// use records that this run reads the entry key of the builds dir root.
+func (b *Builder) use(root, key string) {
+	markUsed(root, key)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !slices.Contains(b.used, key) {
+		b.used = append(b.used, key)
+	}
+}
+
+// prune keeps the builds under b.CacheMax, sparing every entry this run
+// has used. A cache it cannot prune is a warning: the build it follows is
+// fine.
+func (b *Builder) prune(log io.Writer) {
+	max := b.CacheMax
+	if max < 0 {
+		return
+	}
+	if max == 0 {
+		var err error
+		if max, err = DefaultCacheMax(b.CacheDir); err != nil {
+			fmt.Fprintf(log, "warning: %v\n", err)
+			return
+		}
+	}
+	b.mu.Lock()
+	inUse := slices.Clone(b.used)
+	b.mu.Unlock()
+	if _, err := Prune(b.CacheDir, max, inUse, log); err != nil {
+		fmt.Fprintf(log, "warning: %v\n", err)
+	}
 }
 
 const (

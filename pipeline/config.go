@@ -51,6 +51,9 @@ type Config struct {
 	SuiteJobs int
 	Out       string // run directory: results.json, logs, trees, builds
 	Cache     string // mirrors, demo, build cache; default cachedir.Default()
+	// CacheMax is the size in bytes the cache's builds are pruned to
+	// (--cache-max); 0 is builders.DefaultCacheMax.
+	CacheMax int64
 	// Limits bound a fetch (--fetch-idle-timeout, --fetch-timeout) and an
 	// exported tree (--max-tree-bytes, --max-tree-files); a zero field
 	// takes checkout's default.

@@ -177,7 +177,7 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 
 // newBuilder makes the builder of --builder.
 func newBuilder(ctx context.Context, r *Run) (*builders.Builder, error) {
-	b := &builders.Builder{CacheDir: r.Cache}
+	b := &builders.Builder{CacheDir: r.Cache, CacheMax: r.Config.CacheMax}
 	switch r.Config.Builder {
 	case builders.KindHost:
 		b.Exec = &builders.Host{}

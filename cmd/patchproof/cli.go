@@ -20,6 +20,7 @@ Usage:
   patchproof report [--merge results.json...] [--post] [--dry-run]
   patchproof doctor [--builder host|docker]
   patchproof plan [--event FILE] [--event-name NAME] [--output FILE]
+  patchproof cache [prune [--dry-run]] [--cache DIR] [--cache-max SIZE]
 
 Run 'patchproof COMMAND -h' for the flags of a command.
 `
@@ -42,6 +43,8 @@ func patchproof(ctx context.Context, stdout, stderr io.Writer, args []string) er
 		return doctorCmd(ctx, stdout, stderr, rest)
 	case "plan":
 		return planCmd(ctx, stdout, stderr, rest)
+	case "cache":
+		return cacheCmd(ctx, stdout, stderr, rest)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -42,6 +42,7 @@ func TestBadFlagValues(t *testing.T) {
 		{"negative max tree files", run("--max-tree-files", "-1"), "--max-tree-files -1"},
 		{"max tree bytes not a size", run("--max-tree-bytes", "2XB"), "--max-tree-bytes 2XB"},
 		{"max tree bytes negative", run("--max-tree-bytes", "-1GiB"), "--max-tree-bytes -1GiB"},
+		{"cache max not a size", run("--cache-max", "1TB"), "--cache-max 1TB"},
 		{"objects not a glob", run("--objects", "["), "--objects ["},
 		{"objects outside the build", run("--objects", "../../*.o"), "--objects ../../*.o"},
 		{"objects absolute", run("--objects", "/etc/*"), "--objects /etc/*"},

@@ -38,7 +38,8 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&cfg.Cache, "cache", "", "cache `DIR`: mirrors, demo, builds (default ~/.cache/patchproof)")
 	fs.DurationVar(&cfg.Limits.FetchIdle, "fetch-idle-timeout", checkout.DefaultFetchIdle, "fail a fetch that receives nothing from the remote for `DURATION`")
 	fs.DurationVar(&cfg.Limits.FetchTotal, "fetch-timeout", checkout.DefaultFetchTotal, "fail fetching the run's refs from the remote when it takes longer than `DURATION`")
-	var treeBytes string
+	var treeBytes, cacheMax string
+	fs.StringVar(&cacheMax, "cache-max", "", "prune the cache's builds to `SIZE` after each build (bytes, or with KiB, MiB, GiB; default a quarter of its file system, at most 50GiB)")
 	fs.StringVar(&treeBytes, "max-tree-bytes", fmt.Sprintf("%dGiB", checkout.DefaultTreeBytes>>30), "fail exporting a commit whose files hold more than `SIZE` (bytes, or with KiB, MiB, GiB)")
 	fs.IntVar(&cfg.Limits.TreeFiles, "max-tree-files", checkout.DefaultTreeFiles, "fail exporting a commit of more than `N` files and directories")
 	fs.StringVar(&benchMode, "bench", string(pipeline.BenchQuick), "benchmark settings: quick (40 CPU windows of 1 s) or report (30 of 2 s, longer counted windows)")
@@ -101,6 +102,11 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	}
 	if cfg.Limits.TreeBytes, err = parseSize("--max-tree-bytes", treeBytes); err != nil {
 		return err
+	}
+	if given["cache-max"] {
+		if cfg.CacheMax, err = parseSize("--cache-max", cacheMax); err != nil {
+			return err
+		}
 	}
 	if cfg.BackportTo, err = splitList("--backport-to", backportTo, true); err != nil {
 		return err

@@ -1,0 +1,115 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+	"time"
+
+	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/cachedir"
+	"github.com/patchproof/patchproof/internal/secretenv"
+)
+
+// cacheCmd is `patchproof cache`: the builds in the cache, and
+// `patchproof cache prune`, which removes them to the limit as a run does.
+func cacheCmd(_ context.Context, stdout, stderr io.Writer, args []string) error {
+	prune := len(args) > 0 && args[0] == "prune"
+	name := "cache"
+	if prune {
+		name, args = "cache prune", args[1:]
+	}
+	fs := newFlagSet(name, stderr)
+	dir := fs.String("cache", "", "cache `DIR` (default $PATCHPROOF_CACHE or ~/.cache/patchproof)")
+	maxFlag := fs.String("cache-max", "", "the builds' limit: `SIZE` in bytes, or with KiB, MiB, GiB (default a quarter of the cache's file system, at most 50GiB)")
+	var dryRun *bool
+	if prune {
+		dryRun = fs.Bool("dry-run", false, "say what would be removed, remove nothing")
+	}
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("%s: unexpected argument %q", name, fs.Arg(0))
+	}
+	if *dir == "" {
+		var err error
+		if *dir, err = cachedir.Default(secretenv.Getenv); err != nil {
+			return err
+		}
+	}
+	var max int64
+	if *maxFlag != "" {
+		var err error
+		if max, err = parseSize("--cache-max", *maxFlag); err != nil {
+			return err
+		}
+	}
+	if max == 0 {
+		var err error
+		if max, err = builders.DefaultCacheMax(*dir); err != nil {
+			return err
+		}
+	}
+	if !prune {
+		ents, err := builders.Entries(*dir)
+		if err != nil {
+			return err
+		}
+		writeEntries(stdout, ents, max)
+		return nil
+	}
+	do := builders.Prune
+	if *dryRun {
+		do = builders.PrunePlan
+	}
+	removed, err := do(*dir, max, nil, stdout)
+	if err != nil {
+		return err
+	}
+	var freed int64
+	for _, e := range removed {
+		freed += e.Size
+	}
+	verb := "removed"
+	if *dryRun {
+		verb = "would remove"
+	}
+	fmt.Fprintf(stdout, "%s %d builds, %s\n", verb, len(removed), formatSize(freed))
+	return nil
+}
+
+// writeEntries lists the builds, least recently used first (the first to
+// be pruned), and their total against the limit.
+func writeEntries(w io.Writer, ents []builders.Entry, max int64) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY\tLABEL\tSIDE\tVARIANT\tSIZE\tLAST USED\tIN USE")
+	var total int64
+	for _, e := range ents {
+		label := e.Label
+		if e.Damaged != "" {
+			label = "(damaged: rebuilt when next used)"
+		}
+		inUse := "no"
+		if e.InUse {
+			inUse = "yes"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Key, label, e.Side, e.Variant,
+			formatSize(e.Size), e.LastUsed.UTC().Format(time.RFC3339), inUse)
+		total += e.Size
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%d builds, %s of a limit of %s\n", len(ents), formatSize(total), formatSize(max))
+}
+
+// formatSize writes n bytes in the largest unit it makes at least one of.
+func formatSize(n int64) string {
+	for _, u := range sizeUnits {
+		if n >= u.size {
+			return strconv.FormatFloat(float64(n)/float64(u.size), 'f', 1, 64) + " " + u.name
+		}
+	}
+	return strconv.FormatInt(n, 10) + " B"
+}
