@@ -55,6 +55,11 @@ type Spec struct {
 	// a backport target), not a pull request's (a head): only a trusted
 	// build writes the shared ccache. The zero value is the safe one.
 	Trusted bool
+	// Buildconf runs ./buildconf --force before configure although the
+	// tree ships one: the change touches the build system (a config.m4,
+	// configure.ac, build/), so a shipped configure is base's, not the
+	// tree's. A tree without configure runs buildconf whatever this says.
+	Buildconf bool
 }
 
 // Build is a finished (or failed) build. It is part of results.json.
@@ -89,6 +94,9 @@ type Build struct {
 	// Warnings say why this build was made although the cache held an
 	// entry for it.
 	Warnings []string `json:"warnings,omitempty"`
+	// Buildconf says ./buildconf --force made configure although the tree
+	// shipped one (Spec.Buildconf).
+	Buildconf bool `json:"buildconf,omitempty"`
 }
 
 // CompileError is one compiler error, with its place in the source tree.
@@ -135,6 +143,11 @@ func (b *Builder) Key(ctx context.Context, s Spec) (string, []string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "patchproof build v1\ntree %s\nvariant %s\nprofile %s\nflags %q\nconfigure %q\nexecutor %s\n",
 		s.TreeHash, s.Variant, s.Profile, Env(s.Variant), args, id)
+	if s.Buildconf {
+		// Only when set, so that the keys of the builds made before it
+		// existed stay what they were.
+		fmt.Fprintf(h, "buildconf forced\n")
+	}
 	return hex.EncodeToString(h.Sum(nil))[:24], args, nil
 }
 
@@ -217,7 +230,7 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	res := &Build{
 		Label: s.Label, Side: s.Side, Variant: s.Variant, Profile: s.Profile, Executor: b.Exec.String(),
 		TreeHash: s.TreeHash, Key: key, ConfigureLine: ConfigureLine(s.Variant, args),
-		Warnings: warnings,
+		Warnings: warnings, Buildconf: s.Buildconf,
 	}
 	res.Compiler, _ = b.Exec.ID(ctx)
 	fail := func(step string, runErr error) (*Build, error) {
@@ -266,7 +279,7 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 		fmt.Fprintf(s.Log, "\n### %s: %s\n", step, strings.Join(argv, " "))
 		return b.Exec.Exec(ctx, Cmd{Dir: tmp, Args: argv, Env: env, Output: log, Mounts: mounts})
 	}
-	if _, err := os.Stat(filepath.Join(tmp, "configure")); err != nil {
+	if _, err := os.Stat(filepath.Join(tmp, "configure")); err != nil || s.Buildconf {
 		if runErr, execErr := run("buildconf", "./buildconf", "--force"); execErr != nil {
 			return nil, fmt.Errorf("build %s: %w", s.Label, execErr)
 		} else if runErr != nil {

@@ -59,6 +59,22 @@ type buildJob struct {
 }
 
 func (buildStage) Run(ctx context.Context, r *Run) error {
+	// A change to the build system is configured by its own configure,
+	// and so, to compare like with like, is its base.
+	buildconf := map[*Target]bool{}
+	for _, t := range r.Targets {
+		if t.BaseTree == "" || t.HeadTree == "" {
+			continue
+		}
+		changed, err := t.Repo.ChangedFiles(t.Base, t.Head)
+		if err != nil {
+			return err
+		}
+		if p := buildSystemChange(changed); p != "" {
+			buildconf[t] = true
+			r.Progress.Step("%s: the change touches the build system (%s): ./buildconf --force on base and head", t.Name, p)
+		}
+	}
 	var jobs []buildJob
 	add := func(variants []builders.Variant) error {
 		for _, t := range r.Targets {
@@ -80,7 +96,8 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 						Variant:  v,
 						Profile:  r.Config.Profile,
 						// A head is the PR's code, on a backport target too.
-						Trusted: s == side.Base,
+						Trusted:   s == side.Base,
+						Buildconf: buildconf[t],
 					}})
 				}
 			}

@@ -3,8 +3,10 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,6 +72,10 @@ func (s testsStage) Run(ctx context.Context, r *Run) error {
 		return err
 	}
 	var rounds atomic.Int64 // names each re-run's private copy and database
+	// The builds share one server: suites that change its global state
+	// (their CONFLICTS group) run one build at a time, as run-tests would.
+	var conflicts phptests.Conflicts
+	r.Progress.Step("tests: %s", suiteJobsText(r.Config.SuiteJobs, jobs))
 
 	runOne := func(ctx context.Context, j suiteJob, tests []string, round int) (*suites.RunResult, error) {
 		dbName := strings.NewReplacer("-", "_", ".", "_").Replace(fmt.Sprintf("pp_%s_%d", j.name, round))
@@ -84,7 +90,7 @@ func (s testsStage) Run(ctx context.Context, r *Run) error {
 		defer logf.Close()
 		return phptests.Run(ctx, phptests.Options{
 			Build: j.name, PHP: j.build.PHP, SrcDir: j.build.Dir, WorkDir: work, Tests: tests, Log: logf, Exec: exec,
-			DB: db.LocalConn().WithDatabase(dbName),
+			DB: db.LocalConn().WithDatabase(dbName), Conflicts: &conflicts,
 		})
 	}
 
@@ -174,4 +180,34 @@ func findRun(jobs []suiteJob, runs []*suites.RunResult, t *Target, s side.Side, 
 
 func countsText(c suites.Counts) string {
 	return fmt.Sprintf("%d tests: %d pass, %d fail, %d skip, %d xfail, %d bork, %d leak", c.Total, c.Pass, c.Fail, c.Skip, c.XFail, c.Bork, c.Leak)
+}
+
+// suiteJobsText says how many builds run their suites at once and which
+// conflict groups, named by the builds' own CONFLICTS files, run one build
+// at a time: "jobs: 4, conflict group mysql: one build at a time
+// (ext/mysqli/tests, ext/pdo_mysql/tests)". A file that cannot be read is
+// left out here; the suite's run reports it.
+func suiteJobsText(jobs int, sj []suiteJob) string {
+	bySuite := map[string][]string{} // group: its suites
+	for _, j := range sj {
+		for _, suite := range phptests.DefaultSuites {
+			groups, err := phptests.SuiteConflicts(j.build.Dir, suite)
+			if err != nil {
+				continue
+			}
+			for _, g := range groups {
+				if !slices.Contains(bySuite[g], suite) {
+					bySuite[g] = append(bySuite[g], suite)
+				}
+			}
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "jobs: %d", jobs)
+	for _, g := range slices.Sorted(maps.Keys(bySuite)) {
+		dirs := bySuite[g]
+		slices.Sort(dirs)
+		fmt.Fprintf(&b, ", conflict group %s: one build at a time (%s)", g, strings.Join(dirs, ", "))
+	}
+	return b.String()
 }

@@ -39,6 +39,9 @@ type Change struct {
 	// a regression, base for a fix.
 	Reason string `json:"reason,omitempty"`
 	Diff   string `json:"diff,omitempty"`
+	// Cause is why an unchanged failure fails, where that is known
+	// (knownCauses): the environment's doing, not the change's.
+	Cause string `json:"cause,omitempty"`
 }
 
 // Comparison is base vs head, test by test. Every list is sorted by test
@@ -98,6 +101,9 @@ func Compare(base, head *RunResult) Comparison {
 			ch.Reason, ch.Diff = bt.Reason, bt.Diff
 		default:
 			ch.Reason, ch.Diff = ht.Reason, ht.Diff
+		}
+		if ch.Kind == UnchangedFailure {
+			ch.Cause = knownCauses[name]
 		}
 		c.add(ch)
 	}

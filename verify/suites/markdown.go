@@ -50,6 +50,10 @@ func writeComparison(w io.Writer, c Comparison, runs []*RunResult) error {
 		fmt.Fprintf(bw, "<details><summary>%d %s on both builds (environment)</summary>\n\n",
 			len(c.UnchangedFailures), plural(len(c.UnchangedFailures), "failure", "failures"))
 		for _, ch := range c.UnchangedFailures {
+			if ch.Cause != "" {
+				fmt.Fprintf(bw, "- `%s`: %s on both builds (not caused by the change): %s\n", ch.Test, bothText(ch.Head), markdown.Text(ch.Cause))
+				continue
+			}
 			fmt.Fprintf(bw, "- `%s`: %s%s\n", ch.Test, ch.Head, reasonText(ch.Reason))
 		}
 		fmt.Fprint(bw, "\n</details>\n\n")
@@ -133,6 +137,14 @@ func runsText(runs []Outcome) string {
 func outcomeText(o Outcome) string {
 	if o == "" {
 		return "absent"
+	}
+	return string(o)
+}
+
+// bothText is an outcome shared by both builds as a verb: "fails".
+func bothText(o Outcome) string {
+	if o == Fail {
+		return "fails"
 	}
 	return string(o)
 }

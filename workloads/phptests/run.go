@@ -13,7 +13,10 @@
 // the context ends, or in a container of the build image (Container) that
 // sees only the build (read-only), the private copy and the database, and
 // is removed when the invocation ends, however it ends. Both give the same
-// results: the same files at the same paths, the same variables.
+// results: the same files at the same paths, the same variables. Runs of
+// several builds against one server share a Conflicts: an invocation holds
+// its suite's CONFLICTS groups while it runs, so that no two builds run
+// suites of one group (mysqli's and pdo_mysql's "mysql") at once.
 //
 // The environment is what the suites read: NO_INTERACTION,
 // TEST_PHP_EXECUTABLE, MYSQL_TEST_* and PDO_MYSQL_TEST_*, with
@@ -66,6 +69,11 @@ type Options struct {
 
 	// Exec runs run-tests. Default: Host{}.
 	Exec Executor
+
+	// Conflicts, shared by the Runs against one server, keeps suites of
+	// one conflict group (their CONFLICTS file) from running at once.
+	// Default: nil, no Run waits for another.
+	Conflicts *Conflicts
 
 	// Log receives run-tests' output. Default: discarded.
 	Log io.Writer
@@ -274,6 +282,21 @@ func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.S
 	os.Remove(statusPath)
 	os.Remove(junitPath)
 
+	groups, err := SuiteConflicts(opt.SrcDir, t.Suite)
+	if err != nil {
+		return suites.SuiteRun{}, nil, fmt.Errorf("run %s on %s: %w", t.Suite, opt.Build, err)
+	}
+	// The wait is no part of the suite's time.
+	waited := time.Now()
+	release, err := opt.Conflicts.Acquire(ctx, groups)
+	if err != nil {
+		return suites.SuiteRun{}, nil, fmt.Errorf("run %s on %s: %w", t.Suite, opt.Build, err)
+	}
+	defer release()
+	if len(groups) > 0 && opt.Conflicts != nil {
+		fmt.Fprintf(opt.Log, "phptests: %s: %s holds conflict group %s (waited %v)\n", opt.Build, t.Suite, strings.Join(groups, ", "), time.Since(waited).Round(time.Millisecond))
+	}
+
 	ctx, cancel := context.WithTimeout(ctx, opt.SuiteTimeout)
 	defer cancel()
 	args := append([]string{opt.PHP, "run-tests.php",
@@ -293,6 +316,7 @@ func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.S
 	start := time.Now()
 	runErr, execErr := opt.Exec.Exec(ctx, cmd)
 	elapsed := time.Since(start)
+	release()
 	fmt.Fprintf(opt.Log, "phptests: %s: %s done in %v (%v)\n", opt.Build, t.Suite, elapsed.Round(time.Millisecond), errors.Join(runErr, execErr))
 	if ctx.Err() != nil {
 		return suites.SuiteRun{}, nil, fmt.Errorf("run %s on %s: %w after %v", t.Suite, opt.Build, context.Cause(ctx), elapsed.Round(time.Second))
