@@ -1,0 +1,115 @@
+package abi
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/patchproof/patchproof/internal/markdown"
+	"github.com/patchproof/patchproof/verify/verdict"
+)
+
+// Cell is the check in the overview: one line a variant, "ABI unchanged"
+// or how many changes and breaks, marked by what they do to the target.
+func (r *Result) Cell() string {
+	var lines []string
+	for _, v := range r.Variants {
+		lines = append(lines, r.variantLine(v))
+	}
+	if len(r.Errors) > 0 {
+		lines = append(lines, verdict.Error.Icon()+" "+plural(len(r.Errors), "error", "errors"))
+	}
+	if len(lines) == 0 {
+		return "not compared"
+	}
+	return strings.Join(lines, "<br>")
+}
+
+func (r *Result) variantLine(v *Variant) string {
+	breaks := 0
+	for _, c := range v.Changes {
+		if c.Break {
+			breaks++
+		}
+	}
+	switch {
+	case len(v.Changes) == 0:
+		return fmt.Sprintf("%s %s: ABI unchanged", verdict.Passed.Icon(), v.Name)
+	case breaks == 0:
+		return fmt.Sprintf("%s %s: %s, none breaking", verdict.Passed.Icon(), v.Name, plural(len(v.Changes), "ABI change", "ABI changes"))
+	}
+	icon := "ℹ️"
+	switch r.Policy {
+	case string(Fail):
+		icon = verdict.Failed.Icon()
+	case string(Warn):
+		icon = "⚠️"
+	}
+	s := fmt.Sprintf("%s %s: %s", icon, v.Name, plural(breaks, "ABI break", "ABI breaks"))
+	if r.Policy == policyInformation {
+		s += " (information: not a stable branch)"
+	}
+	return s
+}
+
+// WriteSection writes the target's "ABI" section: a line a variant, and
+// the changes of each with their header and line.
+func (r *Result) WriteSection(w io.Writer) error {
+	var b strings.Builder
+	f := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
+	f("#### ABI\n\n")
+	f("Head against base: the layout of every struct, union, enum and typedef of the installed headers (from DWARF), the exported symbols of the php binary and libphp.so, and the API numbers.")
+	switch r.Policy {
+	case string(Fail):
+		f(" A break fails this stable branch.")
+	case string(Warn):
+		f(" A break on this stable branch is a warning (`--abi warn`).")
+	case policyInformation:
+		f(" Not a stable branch: the changes are information.")
+	case string(Off):
+		f(" Not judged (`--abi off`).")
+	}
+	f("\n\n")
+	for _, e := range r.Errors {
+		f("- %s %s\n", verdict.Error.Icon(), markdown.Text(e))
+	}
+	for _, v := range r.Variants {
+		nums := make([]string, 0, len(v.APINumbers))
+		for _, n := range v.APINumbers {
+			nums = append(nums, n.Name+" "+n.Head)
+		}
+		f("- %s (%d types of %d installed headers, %d exported symbols; %s)\n", r.variantLine(v), v.Types, v.Headers, v.Symbols, strings.Join(nums, ", "))
+	}
+	f("\n")
+	for _, v := range r.Variants {
+		if len(v.Changes) == 0 {
+			continue
+		}
+		f("| %s | change | where | base | head |\n|---|---|---|---|---|\n", v.Name)
+		for _, c := range v.Changes {
+			mark := "➖"
+			if c.Break {
+				mark = "❌"
+			}
+			subj := c.Subject
+			if c.Member != "" {
+				subj += "." + c.Member
+			}
+			where := ""
+			if c.File != "" {
+				where = markdown.Code(fmt.Sprintf("%s:%d", c.File, c.Line))
+			}
+			f("| %s %s | %s | %s | %s | %s |\n", mark, markdown.Code(subj), c.Kind, where, markdown.Text(c.Base), markdown.Text(c.Head))
+		}
+		f("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
