@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	sidepkg "github.com/patchproof/patchproof/internal/side"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,7 +65,7 @@ func TestBuildconfForced(t *testing.T) {
 			b := &Builder{Exec: &Host{}, CacheDir: cacheDir(t)}
 			for i, side := range []string{"base", "head"} {
 				src := buildconfTree(t, fmt.Sprintf("int main(void) { return %d; }\n", i), log, tc.shipped)
-				res, err := b.Build(context.Background(), Spec{Label: side + "/nts", Side: side, Source: src, TreeHash: "tree-" + side,
+				res, err := b.Build(context.Background(), Spec{Label: side + "/nts", Side: sidepkg.Side(side), Source: src, TreeHash: "tree-" + side,
 					Variant: NTS, Profile: ProfileMySQL, Jobs: 1, Buildconf: tc.buildconf})
 				if err != nil {
 					t.Fatalf("%s: %v", side, err)

@@ -130,7 +130,7 @@ func readEntry(root, key string) (Entry, error) {
 	} else if err := json.Unmarshal(data, &b); err != nil {
 		e.Damaged = fmt.Sprintf("read %s: %v", buildFile, err)
 	} else {
-		e.Label, e.Side, e.Variant = b.Label, b.Side, b.Variant
+		e.Label, e.Side, e.Variant = b.Label, string(b.Side), b.Variant
 	}
 	if e.Size, err = treeSize(dir); err != nil {
 		return Entry{}, err
