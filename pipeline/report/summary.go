@@ -80,9 +80,6 @@ func (p *summaryWriter) blank() {
 	}
 }
 
-// notChecks are stages that check nothing themselves.
-var notChecks = []string{results.CheckoutStage}
-
 func (p *summaryWriter) headline(rs []*results.Result, targets []results.JobTarget, v results.Verdict) {
 	ran, notRun := checksRun(rs)
 	switch {
