@@ -20,6 +20,7 @@ import (
 var hostReads = map[string]string{
 	"cmd/patchproof/plan.go:plan":         "the Actions event file: the runner's, before any PR code runs",
 	"cmd/patchproof/plan.go:writeOutputs": "$GITHUB_OUTPUT, opened to append: the runner's",
+	"builders/prune.go:markUsed":          "KEY.used beside a cache entry, touched by patchproof in its own cache",
 	"internal/aptsource/aptsource.go:":    "the machine's apt sources under /etc",
 	"internal/cachedir/cachedir.go:":      "the cache's lock and metadata files, written by patchproof",
 	"internal/golden/golden.go:":          "golden files of the tests, in this repository",

@@ -2,7 +2,7 @@ package abi
 
 import (
 	"fmt"
-	"os"
+	"github.com/patchproof/patchproof/internal/safefs"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -99,7 +99,7 @@ func compareTypes(base, head map[string]*Type, headSrc string) []Change {
 
 // declares says whether a header still names an identifier.
 func declares(file, name string) bool {
-	b, err := os.ReadFile(file)
+	b, err := safefs.ReadPath(file, maxSourceFile)
 	return err == nil && regexp.MustCompile(`\b`+regexp.QuoteMeta(name)+`\b`).Match(b)
 }
 

@@ -2,6 +2,7 @@ package abi
 
 import (
 	"fmt"
+	"github.com/patchproof/patchproof/internal/safefs"
 	"io/fs"
 	"os"
 	"path"
@@ -73,7 +74,7 @@ func InstalledHeaders(src string) (Installed, error) {
 		return in, fmt.Errorf("read installed headers of %s: no configure.ac or config*.m4 in it", src)
 	}
 	for _, s := range scripts {
-		b, err := os.ReadFile(s)
+		b, err := safefs.ReadPath(s, maxSourceFile)
 		if err != nil {
 			return in, fmt.Errorf("read installed headers: %w", err)
 		}
@@ -173,3 +174,7 @@ func macroArgs(s string) ([]string, string) {
 	}
 	return nil, ""
 }
+
+// maxSourceFile bounds a header or build file read from a tree under
+// test: php-src's largest is well under 1 MiB.
+const maxSourceFile = 16 << 20

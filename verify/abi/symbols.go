@@ -3,7 +3,7 @@ package abi
 import (
 	"debug/elf"
 	"fmt"
-	"os"
+	"github.com/patchproof/patchproof/internal/safefs"
 	"path/filepath"
 	"regexp"
 )
@@ -78,7 +78,7 @@ var apiNumbers = []struct{ name, file string }{
 
 // readAPINumber is the value src's header defines name as, and its line.
 func readAPINumber(src, name, file string) (string, int, error) {
-	b, err := os.ReadFile(filepath.Join(src, file))
+	b, err := safefs.ReadFile(src, file, maxSourceFile)
 	if err != nil {
 		return "", 0, fmt.Errorf("read %s: %w", name, err)
 	}
