@@ -11,8 +11,8 @@ import (
 
 	"github.com/go-git/go-git/v5/plumbing"
 
-	"github.com/patchproof/patchproof/internal/secretenv"
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/secretenv"
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/report"

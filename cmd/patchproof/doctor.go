@@ -7,8 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/patchproof/patchproof/internal/secretenv"
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/secretenv"
 	"github.com/patchproof/patchproof/pipeline"
 )
 
