@@ -195,9 +195,10 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	if errors.Is(err, errNoFiles) {
 		// Made by a patchproof from before the files' digests: record
 		// them now, once, rather than build it again.
+		// readBuild checked php's and the module's digests already, and
+		// the files' digests are made from what is there now.
 		if err = upgradeEntry(dir, cached); err == nil {
 			fmt.Fprintf(s.Log, "cached build %s: recorded the digests of its files\n", key)
-			err = verifyEntryDir(dir, cached)
 		}
 	}
 	switch {
@@ -503,16 +504,6 @@ func verifyEntry(root *os.Root, dir string, b *Build) error {
 		return errNoFiles
 	}
 	return verifyFiles(root, files)
-}
-
-// verifyEntryDir is verifyEntry of the entry dir.
-func verifyEntryDir(dir string, b *Build) error {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	return verifyEntry(root, dir, b)
 }
 
 // upgradeEntry records the digests of the files later stages read in an

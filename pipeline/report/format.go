@@ -5,12 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/patchproof/patchproof/pipeline/results"
 )
-
-// statusIcon is the icon of a status (verdict.Status.Icon).
-func statusIcon(s results.Status) string { return s.Icon() }
 
 // fmtMS formats milliseconds at a precision a reader needs.
 func fmtMS(ms int64) string {

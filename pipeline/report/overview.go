@@ -63,11 +63,11 @@ func backportCell(bp *results.BackportResult) string {
 	case bp == nil:
 		return "—"
 	case bp.Applied && bp.Explicit != "":
-		return statusIcon(results.StatusPassed) + " given"
+		return results.StatusPassed.Icon() + " given"
 	case bp.Applied:
-		return statusIcon(results.StatusPassed) + " applies"
+		return results.StatusPassed.Icon() + " applies"
 	case len(bp.Conflicts) > 0:
-		return statusIcon(results.StatusFailed) + " " + plural(len(bp.Conflicts), "hunk", "hunks") + " failed"
+		return results.StatusFailed.Icon() + " " + plural(len(bp.Conflicts), "hunk", "hunks") + " failed"
 	}
-	return statusIcon(results.StatusError) + " not applied"
+	return results.StatusError.Icon() + " not applied"
 }

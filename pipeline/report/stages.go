@@ -33,7 +33,7 @@ func (p *summaryWriter) stages(res *results.Result, merged bool) {
 		if n := len(s.Warnings); n > 0 {
 			note = strings.TrimPrefix(note+"; ", "; ") + "⚠️ " + plural(n, "warning", "warnings")
 		}
-		p.f("| %s | %s %s | %s | %s |\n", s.Name, statusIcon(s.Status), s.Status, t, note)
+		p.f("| %s | %s %s | %s | %s |\n", s.Name, s.Status.Icon(), s.Status, t, note)
 	}
 	p.blank()
 	for _, s := range shown {

@@ -94,14 +94,14 @@ func (p *summaryWriter) headline(rs []*results.Result, targets []results.JobTarg
 	case v.Status == results.StatusError:
 		p.f("## ⚠️ patchproof: could not run\n\n")
 	default:
-		p.f("## %s patchproof: incomplete: the run did not finish\n\n", statusIcon(results.StatusIncomplete))
+		p.f("## %s patchproof: incomplete: the run did not finish\n\n", results.StatusIncomplete.Icon())
 	}
 	p.f("%s\n\n", subject(rs, targets))
 
 	if v.Status != results.StatusPassed && !v.NothingChecked {
 		// What did not finish first: nothing after it is the whole story.
 		for _, u := range v.Unfinished {
-			p.f("- %s %s\n", statusIcon(u.Status), markdown.Text(u.String()))
+			p.f("- %s %s\n", u.Status.Icon(), markdown.Text(u.String()))
 		}
 		n := len(v.Unfinished)
 		for _, res := range rs {
@@ -117,12 +117,12 @@ func (p *summaryWriter) headline(rs []*results.Result, targets []results.JobTarg
 				if s.Status == results.StatusError {
 					what = "could not run"
 				}
-				p.f("- %s **%s** %s: %s\n", statusIcon(s.Status), markdown.Text(label), what, markdown.Text(firstLine(s.Note())))
+				p.f("- %s **%s** %s: %s\n", s.Status.Icon(), markdown.Text(label), what, markdown.Text(firstLine(s.Note())))
 				n++
 			}
 		}
 		if n == 0 {
-			p.f("- %s %s\n", statusIcon(v.Status), markdown.Text(v.Reason))
+			p.f("- %s %s\n", v.Status.Icon(), markdown.Text(v.Reason))
 		}
 		p.blank()
 	}

@@ -30,7 +30,7 @@ func (p *summaryWriter) target(t results.JobTarget) {
 	if len(t.Errors) > 0 {
 		p.f("#### Errors\n\n")
 		for _, e := range t.Errors {
-			p.f("- %s %s\n", statusIcon(results.StatusError), markdown.Text(e))
+			p.f("- %s %s\n", results.StatusError.Icon(), markdown.Text(e))
 		}
 		p.blank()
 	}
@@ -43,13 +43,13 @@ func (p *summaryWriter) backport(bp *results.BackportResult) {
 	switch {
 	case bp.Applied && bp.Explicit != "":
 		p.f("%s The backport of %s's change to %s is %s, given with `--backport` (%s).\n\n",
-			statusIcon(results.StatusPassed), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Code(bp.Explicit), markdown.Code(shortSHA(bp.Commit)))
+			results.StatusPassed.Icon(), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Code(bp.Explicit), markdown.Code(shortSHA(bp.Commit)))
 	case bp.Applied:
 		p.f("%s %s's change (merge-base..head) applies cleanly onto %s: commit %s.\n\n",
-			statusIcon(results.StatusPassed), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Code(shortSHA(bp.Commit)))
+			results.StatusPassed.Icon(), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Code(shortSHA(bp.Commit)))
 	case len(bp.Conflicts) > 0:
 		p.f("%s %s's change does not apply onto %s: %s failed. Nothing else was checked on this branch.\n\n",
-			statusIcon(results.StatusFailed), markdown.Text(bp.From), markdown.Text(bp.Branch), plural(len(bp.Conflicts), "hunk", "hunks"))
+			results.StatusFailed.Icon(), markdown.Text(bp.From), markdown.Text(bp.Branch), plural(len(bp.Conflicts), "hunk", "hunks"))
 		p.f("| file | hunk | why |\n|---|---|---|\n")
 		for _, c := range bp.Conflicts {
 			p.f("| %s | %s | %s |\n", markdown.Code(c.File), markdown.Code(c.Hunk), markdown.Text(c.Reason))
@@ -57,7 +57,7 @@ func (p *summaryWriter) backport(bp *results.BackportResult) {
 		p.blank()
 	default:
 		p.f("%s %s's change could not be applied onto %s: %s\n\n",
-			statusIcon(results.StatusError), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Text(firstLine(bp.Error)))
+			results.StatusError.Icon(), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Text(firstLine(bp.Error)))
 	}
 }
 
@@ -79,7 +79,7 @@ func (bs buildsSection) Cell() string {
 	if ok < len(bs) {
 		s = results.StatusFailed
 	}
-	return fmt.Sprintf("%s %d/%d built", statusIcon(s), ok, len(bs))
+	return fmt.Sprintf("%s %d/%d built", s.Icon(), ok, len(bs))
 }
 
 func (bs buildsSection) WriteSection(w io.Writer) error {
@@ -100,9 +100,9 @@ func (p *summaryWriter) builds(bs []*builders.Build) {
 	p.f("#### Builds\n\n")
 	p.f("| build | result | cached | php -v | time |\n|---|---|---|---|--:|\n")
 	for _, b := range sorted {
-		result := statusIcon(results.StatusPassed) + " built"
+		result := results.StatusPassed.Icon() + " built"
 		if !b.OK {
-			result = statusIcon(results.StatusFailed) + " " + markdown.Text(firstLine(cmp.Or(b.Failure, "failed")))
+			result = results.StatusFailed.Icon() + " " + markdown.Text(firstLine(cmp.Or(b.Failure, "failed")))
 		}
 		cached := "no"
 		if b.Cached {
