@@ -27,12 +27,14 @@ import (
 
 	"github.com/patchproof/patchproof/internal/cachedir"
 	"github.com/patchproof/patchproof/internal/proc"
+	"github.com/patchproof/patchproof/internal/version"
 	"github.com/patchproof/patchproof/pipeline/report"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
-// Version is patchproof's version, shown in reports.
-var Version = "0.1.0"
+// Version is patchproof's version, shown in reports: the binary's module
+// version and VCS revision.
+var Version = version.String()
 
 // Run is the state of one pipeline run, shared by its stages. Stages pass
 // data to each other through its typed fields, and share the run-scoped
