@@ -60,6 +60,14 @@ type Spec struct {
 	// configure.ac, build/), so a shipped configure is base's, not the
 	// tree's. A tree without configure runs buildconf whatever this says.
 	Buildconf bool
+	// From, when set, is a finished build this one is derived from (see
+	// derive): a head's base in the same variant, with Changed the paths
+	// where Source differs from it; or, for a TSan build, the same tree's
+	// ZTS build, with Instrument what is compiled with the sanitizer
+	// (TSanInstrument).
+	From       *Build
+	Changed    []string
+	Instrument []string
 }
 
 // Build is a finished (or failed) build. It is part of results.json.
@@ -97,6 +105,11 @@ type Build struct {
 	// Buildconf says ./buildconf --force made configure although the tree
 	// shipped one (Spec.Buildconf).
 	Buildconf bool `json:"buildconf,omitempty"`
+	// DerivedFrom is the cache key of the build this one was made from,
+	// by make alone (Spec.From); Instrumented, for a derived TSan build,
+	// what it compiled with the sanitizer.
+	DerivedFrom  string   `json:"derived_from,omitempty"`
+	Instrumented []string `json:"instrumented,omitempty"`
 }
 
 // CompileError is one compiler error, with its place in the source tree.
@@ -141,6 +154,13 @@ func (b *Builder) Key(ctx context.Context, s Spec) (string, []string, error) {
 		return "", nil, err
 	}
 	h := sha256.New()
+	if s.derivedTSan() {
+		// Not what a fresh TSan build makes: the ZTS build's code, but for
+		// what it instruments.
+		fmt.Fprintf(h, "patchproof derived tsan v1\nfrom %s\ninstrument %q\nflags %q\nexecutor %s\n",
+			s.From.Key, s.Instrument, TSanFlags, id)
+		return hex.EncodeToString(h.Sum(nil))[:24], args, nil
+	}
 	fmt.Fprintf(h, "patchproof build v1\ntree %s\nvariant %s\nprofile %s\nflags %q\nconfigure %q\nexecutor %s\n",
 		s.TreeHash, s.Variant, s.Profile, Env(s.Variant), args, id)
 	if s.Buildconf {
@@ -149,6 +169,34 @@ func (b *Builder) Key(ctx context.Context, s Spec) (string, []string, error) {
 		fmt.Fprintf(h, "buildconf forced\n")
 	}
 	return hex.EncodeToString(h.Sum(nil))[:24], args, nil
+}
+
+// derivedTSan says s is a TSan build made from a ZTS build's tree.
+func (s Spec) derivedTSan() bool {
+	return s.From != nil && s.Variant == TSan && s.From.Variant == ZTS
+}
+
+// derivable checks that s.From can be what s is derived from.
+func (s Spec) derivable() error {
+	f := s.From
+	switch {
+	case !f.OK || f.Dir == "":
+		return fmt.Errorf("derive from %s: not a finished build", f.Label)
+	case f.Profile != s.Profile:
+		return fmt.Errorf("derive from %s: profile %s, not %s", f.Label, f.Profile, s.Profile)
+	case s.derivedTSan():
+		if len(s.Instrument) == 0 {
+			return fmt.Errorf("derive from %s: nothing to instrument", f.Label)
+		}
+		if f.TreeHash != s.TreeHash {
+			return fmt.Errorf("derive from %s: a TSan build is made from its own tree's ZTS build", f.Label)
+		}
+	case f.Variant != s.Variant:
+		return fmt.Errorf("derive from %s: variant %s, not %s", f.Label, f.Variant, s.Variant)
+	case s.Buildconf || f.Buildconf:
+		return fmt.Errorf("derive from %s: the change touches the build system", f.Label)
+	}
+	return nil
 }
 
 func (b *Builder) apxsFor(v Variant) string {
@@ -178,6 +226,11 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	}
 	if s.TreeHash == "" {
 		return nil, fmt.Errorf("build %s: no tree hash", s.Label)
+	}
+	if s.From != nil {
+		if err := s.derivable(); err != nil {
+			return nil, fmt.Errorf("build %s: %w", s.Label, err)
+		}
 	}
 	key, args, err := b.Key(ctx, s)
 	if err != nil {
@@ -233,6 +286,13 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 		TreeHash: s.TreeHash, Key: key, ConfigureLine: ConfigureLine(s.Variant, args),
 		Warnings: warnings, Buildconf: s.Buildconf,
 	}
+	if s.From != nil {
+		res.DerivedFrom = s.From.Key
+		res.ConfigureLine = s.From.ConfigureLine
+		if s.derivedTSan() {
+			res.Instrumented = s.Instrument
+		}
+	}
 	res.Compiler, _ = b.Exec.ID(ctx)
 	fail := func(step string, runErr error) (*Build, error) {
 		res.DurationMS = time.Since(start).Milliseconds()
@@ -240,7 +300,19 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 		return res, fmt.Errorf("build %s: %s: %w", s.Label, res.Failure, ErrBuildFailed)
 	}
 
-	if err := copyTree(s.Source, tmp); err != nil {
+	if s.From != nil {
+		// The entry is not pruned or replaced while it is copied.
+		unlockFrom, err := cachedir.LockContext(ctx, s.From.Dir+".lock", s.Log)
+		if err != nil {
+			return nil, fmt.Errorf("build %s: %w", s.Label, err)
+		}
+		fmt.Fprintf(s.Log, "### derive: from %s (%s)\n", s.From.Key, s.From.Label)
+		err = derive(s, tmp)
+		unlockFrom()
+		if err != nil {
+			return nil, fmt.Errorf("build %s: derive from %s: %w", s.Label, s.From.Label, err)
+		}
+	} else if err := copyTree(s.Source, tmp); err != nil {
 		return nil, fmt.Errorf("build %s: copy source: %w", s.Label, err)
 	}
 	// LC_ALL=C: compiler messages in plain ASCII, the same on every machine.
@@ -280,29 +352,23 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 		fmt.Fprintf(s.Log, "\n### %s: %s\n", step, strings.Join(argv, " "))
 		return b.Exec.Exec(ctx, Cmd{Dir: tmp, Args: argv, Env: env, Output: log, Mounts: mounts})
 	}
-	if _, err := os.Stat(filepath.Join(tmp, "configure")); err != nil || s.Buildconf {
-		if runErr, execErr := run("buildconf", "./buildconf", "--force"); execErr != nil {
-			return nil, fmt.Errorf("build %s: %w", s.Label, execErr)
-		} else if runErr != nil {
-			return fail("buildconf", runErr)
-		}
-	}
-	runErr, execErr := run("configure", append([]string{"./configure"}, args...)...)
-	if execErr != nil {
-		return nil, fmt.Errorf("build %s: %w", s.Label, execErr)
+	makeArgs := []string{"make", "-j" + strconv.Itoa(max(1, s.Jobs))}
+	if s.derivedTSan() {
+		// The Makefile's compile and link rules take EXTRA_CFLAGS: the
+		// objects made again are instrumented, and php and the module are
+		// linked with the sanitizer's runtime.
+		makeArgs = append(makeArgs, "EXTRA_CFLAGS="+TSanFlags)
 	}
 	res.ConfigLog = filepath.Join(dir, "config.log")
-	if runErr != nil {
-		return fail("configure", runErr)
-	}
-	if s.Objects != nil {
-		// Only progress: a Makefile it cannot read is make's to report.
-		if n, err := countObjects(filepath.Join(tmp, "Makefile")); err == nil {
-			s.Objects(n)
+	if s.From == nil {
+		if failed, err := b.configure(ctx, s, tmp, args, run); err != nil || failed != nil {
+			if err != nil {
+				return nil, fmt.Errorf("build %s: %w", s.Label, err)
+			}
+			return fail(failed.step, failed.err)
 		}
 	}
-	jobs := max(1, s.Jobs)
-	runErr, execErr = run("make", "make", "-j"+strconv.Itoa(jobs))
+	runErr, execErr := run("make", makeArgs...)
 	if execErr != nil {
 		return nil, fmt.Errorf("build %s: %w", s.Label, execErr)
 	}
@@ -310,7 +376,45 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 		res.Errors = log.errors
 		return fail("make", runErr)
 	}
+	return b.finish(ctx, s, res, tmp, dir, root, key, start, fail)
+}
 
+// stepFailure is a build step whose command ran and failed.
+type stepFailure struct {
+	step string
+	err  error
+}
+
+// configure runs buildconf where needed, then configure, in tmp. A step
+// that ran and failed is returned as a stepFailure; an error means one
+// could not run.
+func (b *Builder) configure(ctx context.Context, s Spec, tmp string, args []string, run func(string, ...string) (error, error)) (*stepFailure, error) {
+	if _, err := os.Stat(filepath.Join(tmp, "configure")); err != nil || s.Buildconf {
+		if runErr, execErr := run("buildconf", "./buildconf", "--force"); execErr != nil {
+			return nil, execErr
+		} else if runErr != nil {
+			return &stepFailure{"buildconf", runErr}, nil
+		}
+	}
+	runErr, execErr := run("configure", append([]string{"./configure"}, args...)...)
+	if execErr != nil {
+		return nil, execErr
+	}
+	if runErr != nil {
+		return &stepFailure{"configure", runErr}, nil
+	}
+	if s.Objects != nil {
+		// Only progress: a Makefile it cannot read is make's to report.
+		if n, err := countObjects(filepath.Join(tmp, "Makefile")); err == nil {
+			s.Objects(n)
+		}
+	}
+	return nil, nil
+}
+
+// finish checks the build made in tmp is what was asked for, records its
+// digests and lands it in the cache as dir.
+func (b *Builder) finish(ctx context.Context, s Spec, res *Build, tmp, dir, root, key string, start time.Time, fail func(string, error) (*Build, error)) (*Build, error) {
 	// The result must be what was asked for.
 	php := filepath.Join(tmp, "sapi/cli/php")
 	var out bytes.Buffer
@@ -354,6 +458,7 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 		res.Module = filepath.Join(dir, modulePath)
 		produced = append(produced, modulePath)
 	}
+	var err error
 	if res.Digests, err = digests(tmp, produced); err != nil {
 		return nil, fmt.Errorf("build %s: %w", s.Label, err)
 	}

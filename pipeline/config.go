@@ -54,6 +54,10 @@ type Config struct {
 	// CacheMax is the size in bytes the cache's builds are pruned to
 	// (--cache-max); 0 is builders.DefaultCacheMax.
 	CacheMax int64
+	// FreshBuilds builds every build from its source, configure included:
+	// no head made from its base's tree, no ThreadSanitizer build from
+	// its ZTS build's (--fresh-builds).
+	FreshBuilds bool
 	// Limits bound a fetch (--fetch-idle-timeout, --fetch-timeout) and an
 	// exported tree (--max-tree-bytes, --max-tree-files); a zero field
 	// takes checkout's default.

@@ -56,12 +56,18 @@ type buildJob struct {
 	t    *Target
 	side side.Side
 	spec builders.Spec
+	// from is the index of the job whose build this one is derived from
+	// (builders.Spec.From), -1 for none: a head's base, a TSan build's
+	// ZTS. It is always an earlier job, so that waiting for it cannot
+	// hold up the job it waits for.
+	from int
 }
 
 func (buildStage) Run(ctx context.Context, r *Run) error {
 	// A change to the build system is configured by its own configure,
 	// and so, to compare like with like, is its base.
 	buildconf := map[*Target]bool{}
+	changes := map[*Target][]string{}
 	for _, t := range r.Targets {
 		if t.BaseTree == "" || t.HeadTree == "" {
 			continue
@@ -70,12 +76,17 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 		if err != nil {
 			return err
 		}
+		changes[t] = changed
 		if p := buildSystemChange(changed); p != "" {
 			buildconf[t] = true
 			r.Progress.Step("%s: the change touches the build system (%s): ./buildconf --force on base and head", t.Name, p)
 		}
 	}
 	var jobs []buildJob
+	// index finds the job of t, s and v added so far.
+	index := func(t *Target, s side.Side, v builders.Variant) int {
+		return slices.IndexFunc(jobs, func(j buildJob) bool { return j.t == t && j.side == s && j.spec.Variant == v })
+	}
 	add := func(variants []builders.Variant) error {
 		for _, t := range r.Targets {
 			if t.BaseTree == "" || t.HeadTree == "" {
@@ -88,7 +99,19 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 					return err
 				}
 				for _, v := range variants {
-					jobs = append(jobs, buildJob{t: t, side: s, spec: builders.Spec{
+					// Derived builds (see builders.Spec.From): a head from
+					// its base unless the change touches the build system;
+					// a TSan build from its side's ZTS build.
+					from := -1
+					var instrument []string
+					switch {
+					case r.Config.FreshBuilds:
+					case v == builders.TSan:
+						from, instrument = index(t, s, builders.ZTS), builders.TSanInstrument(changes[t])
+					case s == side.Head && !buildconf[t]:
+						from = index(t, side.Base, v)
+					}
+					jobs = append(jobs, buildJob{t: t, side: s, from: from, spec: builders.Spec{
 						Label:    fmt.Sprintf("%s %s/%s", t.Name, s, v),
 						Side:     s,
 						Source:   src,
@@ -96,8 +119,10 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 						Variant:  v,
 						Profile:  r.Config.Profile,
 						// A head is the PR's code, on a backport target too.
-						Trusted:   s == side.Base,
-						Buildconf: buildconf[t],
+						Trusted:    s == side.Base,
+						Buildconf:  buildconf[t],
+						Changed:    changes[t],
+						Instrument: instrument,
 					}})
 				}
 			}
@@ -126,11 +151,28 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 
 	built := make([]*builders.Build, len(jobs))
 	errs := make([]error, len(jobs))
+	done := make([]chan struct{}, len(jobs))
+	for i := range done {
+		done[i] = make(chan struct{})
+	}
 	var logMu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(parallel)
 	for i, j := range jobs {
 		g.Go(func() error {
+			defer close(done[i])
+			if j.from >= 0 {
+				select {
+				case <-done[j.from]:
+				case <-gctx.Done():
+					return gctx.Err()
+				}
+				// A failed base (or ZTS build) is built again in full by
+				// this job: its failure is its own to report.
+				if f := built[j.from]; f != nil && f.OK && errs[j.from] == nil {
+					j.spec.From = f
+				}
+			}
 			name := fmt.Sprintf("build-%s-%s-%s.log", safeName(j.t.Name), j.side, j.spec.Variant)
 			f, err := os.Create(filepath.Join(r.Dir, "logs", name))
 			if err != nil {

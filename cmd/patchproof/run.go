@@ -40,6 +40,7 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.DurationVar(&cfg.Limits.FetchTotal, "fetch-timeout", checkout.DefaultFetchTotal, "fail fetching the run's refs from the remote when it takes longer than `DURATION`")
 	var treeBytes, cacheMax string
 	fs.StringVar(&cacheMax, "cache-max", "", "prune the cache's builds to `SIZE` after each build (bytes, or with KiB, MiB, GiB; default a quarter of its file system, at most 50GiB)")
+	fs.BoolVar(&cfg.FreshBuilds, "fresh-builds", false, "build every head and ThreadSanitizer build from its source (by default a head is made from its base's build tree, and TSan instruments mysqlnd, its extensions, TSRM and the changed C files in a copy of the ZTS build)")
 	fs.StringVar(&treeBytes, "max-tree-bytes", fmt.Sprintf("%dGiB", checkout.DefaultTreeBytes>>30), "fail exporting a commit whose files hold more than `SIZE` (bytes, or with KiB, MiB, GiB)")
 	fs.IntVar(&cfg.Limits.TreeFiles, "max-tree-files", checkout.DefaultTreeFiles, "fail exporting a commit of more than `N` files and directories")
 	fs.StringVar(&benchMode, "bench", string(pipeline.BenchQuick), "benchmark settings: quick (40 CPU windows of 1 s) or report (30 of 2 s, longer counted windows)")
