@@ -107,9 +107,17 @@ func cpuAnswer(m *benchrun.MeasureStats) string {
 	case verdict.NotDecided:
 		s += fmt.Sprintf("; head's vs base's: not decided, %s (%s, not gated)", est, detectable(c))
 	default:
-		s += fmt.Sprintf("; head's vs base's: %s %s, %s (p=%.3f, not gated)", v.Icon(), v, est, c.WilcoxonP)
+		s += fmt.Sprintf("; head's vs base's: %s %s, %s (%s, not gated)", v.Icon(), v, est, pValue(c.WilcoxonP))
 	}
 	return s
+}
+
+// pValue shows a p-value as a reader compares it with alpha.
+func pValue(p float64) string {
+	if p < 0.001 {
+		return "p<0.001"
+	}
+	return fmt.Sprintf("p=%.3f", p)
 }
 
 func hlInterval(hl benchrun.Interval, of string) string {
