@@ -220,3 +220,29 @@ func TestRenderIncomplete(t *testing.T) {
 		})
 	}
 }
+
+// The footer names the version each job ran, from results.json, and
+// folds one command per target that reruns it.
+func TestFooterVersionAndReproduce(t *testing.T) {
+	rs := resultstest.PRJobs(resultstest.PRTargets...)
+	rs[1].Targets[0].Backport.Branch = "PHP-8.5; rm -rf ~"
+	var b bytes.Buffer
+	if err := RenderSummary(&b, rs); err != nil {
+		t.Fatal(err)
+	}
+	doc := b.String()
+	for _, want := range []string{
+		"patchproof " + resultstest.FixtureVersion + " · started",
+		"<details><summary>How to reproduce</summary>",
+		"patchproof run --pr 4242 --base master --target master --stages checkout,build,codediff,tests,race,bench\n",
+		"patchproof run --pr 4242 --base master --backport-to PHP-8.4 --target PHP-8.4 --stages checkout,build,codediff,tests,race,bench\n",
+		"--backport-to 'PHP-8.5; rm -rf ~' --target PHP-8.5",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("the footer lacks %q", want)
+		}
+	}
+	if strings.Contains(doc, "0.1.0") {
+		t.Error("the footer shows a made-up version")
+	}
+}
