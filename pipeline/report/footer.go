@@ -54,6 +54,7 @@ func (p *summaryWriter) footer(rs []*results.Result, targets []results.JobTarget
 			p.settings(res)
 		}
 	}
+	p.artifactsLine(rs)
 	p.reproduceBlock(rs)
 }
 

@@ -88,3 +88,43 @@ func (p *summaryWriter) reproduceBlock(rs []*results.Result) {
 	p.f("Each target, rerun on a machine of your own:\n\n%s\n", markdown.CodeBlock("sh", strings.Join(lines, "\n")))
 	p.f("</details>\n\n")
 }
+
+// artifactsLine says which of the run's files the artifacts hold, named
+// as the run directory has them, so that what the comment refers to can
+// be found: validate.yml uploads each (a test checks it).
+func (p *summaryWriter) artifactsLine(rs []*results.Result) {
+	files := []string{"`results.json`", "`summary.md`"}
+	var bench, tsan bool
+	var logs []string
+	for _, t := range results.SortedTargets(rs) {
+		if t.Tests != nil && !contains(files, "`junit.xml`") {
+			files = append(files, "`junit.xml`")
+		}
+		bench = bench || t.Bench != nil
+		if t.Race != nil && t.Race.TSan != nil {
+			for _, s := range t.Race.TSan.Sides {
+				if s.Log != "" {
+					tsan = true
+					logs = append(logs, markdown.Code(s.Log))
+				}
+			}
+		}
+	}
+	if bench {
+		files = append(files, "`bench.txt`", "each target's `bench.json`, `sweep.svg` and flame graphs (`profile/ARM/flamegraph.svg`)")
+	}
+	if tsan {
+		files = append(files, "the ThreadSanitizer reports ("+strings.Join(logs, ", ")+")")
+	}
+	if bench || tsan {
+		files = append(files, "the servers' `error.log`")
+	}
+	where := "The run's artifacts"
+	for _, res := range rs {
+		if res.RunURL != "" {
+			where = "[The run's artifacts](" + res.RunURL + "#artifacts)"
+			break
+		}
+	}
+	p.f("%s hold %s, and the stages' logs.\n\n", where, strings.Join(files, ", "))
+}
