@@ -50,7 +50,12 @@ func (r *Result) WriteSection(w io.Writer) error {
 		f("<details><summary>%s: %s off</summary>\n\n", c.Side, plural(len(c.Check.Off), "counter", "counters"))
 		f("| counter | per request | expected | got | lost |\n|---|---:|---:|---:|---:|\n")
 		for _, o := range c.Check.Off {
-			f("| %s | %d | %s | %s | %s |\n", markdown.Code(o.Name), o.PerRequest, thousands(o.Expected), thousands(o.Got), thousands(o.Lost))
+			lost := thousands(o.Lost)
+			if o.Gauge() {
+				// A level, not a count: off by, not lost.
+				lost = fmt.Sprintf("gauge, off by %+d", o.Got-o.Expected)
+			}
+			f("| %s | %d | %s | %s | %s |\n", markdown.Code(o.Name), o.PerRequest, thousands(o.Expected), thousands(o.Got), lost)
 		}
 		f("\n</details>\n\n")
 	}
