@@ -35,8 +35,7 @@ const (
 // commentBody is the summary as a comment: the least shrunk that fits the
 // budget, and as a last resort cut at a block boundary outside any table,
 // code block or <details>, so that what is left still renders.
-func commentBody(rs []*results.Result, full string, expect []string) (string, error) {
-	_ = full
+func commentBody(rs []*results.Result, expect []string) (string, error) {
 	var s string
 	for level := levelNoSamples; level <= levelLast; level++ {
 		var b strings.Builder

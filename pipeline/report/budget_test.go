@@ -24,7 +24,7 @@ func TestCommentBudget(t *testing.T) {
 			if err := RenderSummary(&full, rs); err != nil {
 				t.Fatal(err)
 			}
-			body, err := commentBody(rs, full.String(), names)
+			body, err := commentBody(rs, names)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +116,7 @@ func TestVerdictBlockFirst(t *testing.T) {
 	if err := RenderSummary(&full, rs); err != nil {
 		t.Fatal(err)
 	}
-	body, err := commentBody(rs, full.String(), nil)
+	body, err := commentBody(rs, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,7 +144,7 @@ func TestCommentBodyFitsGitHub(t *testing.T) {
 	if err := RenderSummary(&full, []*results.Result{res}); err != nil {
 		t.Fatal(err)
 	}
-	body, err := commentBody([]*results.Result{res}, full.String(), nil)
+	body, err := commentBody([]*results.Result{res}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
