@@ -214,3 +214,13 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// Caveats are what a reviewer must know of the check though it gates
+// nothing: PHP crashing in the counters' servers of both builds, or of
+// base's alone.
+func (r *Result) Caveats() []string {
+	if l, failed := r.crashLine(); l != "" && !failed {
+		return []string{strings.TrimSpace(strings.TrimPrefix(l, "⚠"))}
+	}
+	return nil
+}
