@@ -1,6 +1,7 @@
 package resultstest
 
 import (
+	"crypto/sha1"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -164,8 +165,7 @@ func PRJob(name string) *results.Result {
 	}
 	if name != "master" {
 		// A backport: the change applied onto the branch's tip.
-		tip := fmt.Sprintf("%040x", len(name)*7919+int(name[len(name)-1]))
-		commit := fmt.Sprintf("%040x", len(name)*104729+int(name[len(name)-1]))
+		tip, commit := madeUpCommit("tip of "+name), madeUpCommit("backport onto "+name)
 		tr.Base = results.CommitRef{Ref: name, Commit: tip, BranchTip: tip}
 		tr.Head = results.CommitRef{Ref: shortPRHead + " onto " + name, Commit: commit, Subject: "mysqlnd: use relaxed atomics for statistics"}
 		tr.Backport = &results.BackportResult{From: "master", FromCommit: PRHead, Branch: name, Applied: true, Commit: commit}
@@ -177,6 +177,12 @@ func PRJob(name string) *results.Result {
 }
 
 const shortPRHead = "2c3d4e5f6071"
+
+// madeUpCommit is a commit hash that looks like one, the same for the
+// same words.
+func madeUpCommit(words string) string {
+	return fmt.Sprintf("%x", sha1.Sum([]byte(words)))
+}
 
 // versionOf is a made-up version of a target branch's PHP.
 func versionOf(name string) string {
