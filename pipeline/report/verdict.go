@@ -62,9 +62,7 @@ func (p *summaryWriter) verdictBlock(t results.JobTarget, rs []*results.Result, 
 		p.f("%d. %s: %s\n", q.n, q.label, answer)
 	}
 	p.f("5. %s\n", backportAnswer(t, rs))
-	for _, s := range stagesSkipped(rs) {
-		caveats = append(caveats, s)
-	}
+	caveats = append(caveats, stagesSkipped(rs)...)
 	if len(caveats) > 0 {
 		p.f("- ⚠️ not gated: %s\n", strings.Join(caveats, "; "))
 	}
