@@ -147,3 +147,16 @@ func TestVerdictBlockFirst(t *testing.T) {
 		}
 	}
 }
+
+// A stage that did not run, though asked for, and that no question's line
+// tells of, is on the ⚠️ line.
+func TestStagesSkipped(t *testing.T) {
+	res := resultstest.Demo()
+	res.Stages = append(res.Stages,
+		&results.StageResult{Name: "abi", Status: results.StatusNotAvailable, Reason: "no abidw"},
+		&results.StageResult{Name: "lint", Status: results.StatusSkipped, Reason: "not selected (--stages)"})
+	got := stagesSkipped([]*results.Result{res})
+	if want := []string{"stage abi not available (no abidw)"}; strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("stagesSkipped = %q, want %q", got, want)
+	}
+}

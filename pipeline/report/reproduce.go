@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -97,7 +98,7 @@ func (p *summaryWriter) artifactsLine(rs []*results.Result) {
 	var bench, tsan bool
 	var logs []string
 	for _, t := range results.SortedTargets(rs) {
-		if t.Tests != nil && !contains(files, "`junit.xml`") {
+		if t.Tests != nil && !slices.Contains(files, "`junit.xml`") {
 			files = append(files, "`junit.xml`")
 		}
 		bench = bench || t.Bench != nil

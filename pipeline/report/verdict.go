@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/patchproof/patchproof/internal/markdown"
@@ -139,25 +140,36 @@ func notRunReasons(rs []*results.Result) map[string]string {
 }
 
 // stagesSkipped are the checks a reviewer might take for done: a stage
-// the run skipped for a reason other than not being asked for.
+// the run skipped, or could not run here, for a reason other than not
+// being asked for, and that no question's line says is not run.
 func stagesSkipped(rs []*results.Result) []string {
 	var out []string
 	for _, res := range rs {
 		for _, s := range res.Stages {
-			if s.IsCheck() && s.Status == results.StatusSkipped && !strings.Contains(s.Reason, "--stages") {
-				line := fmt.Sprintf("stage %s skipped (%s)", s.Name, markdown.Text(s.Reason))
-				if !contains(out, line) {
-					out = append(out, line)
-				}
+			if !s.IsCheck() || strings.Contains(s.Reason, "--stages") || answered(s.Name) {
+				continue
+			}
+			what := "skipped"
+			switch s.Status {
+			case results.StatusSkipped:
+			case results.StatusNotAvailable:
+				what = "not available"
+			default:
+				continue
+			}
+			line := fmt.Sprintf("stage %s %s (%s)", s.Name, what, markdown.Text(s.Reason))
+			if !slices.Contains(out, line) {
+				out = append(out, line)
 			}
 		}
 	}
 	return out
 }
 
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
+// answered says whether a question's line tells of stage's outcome.
+func answered(stage string) bool {
+	for _, q := range questions {
+		if stageOf(q.column) == stage {
 			return true
 		}
 	}
