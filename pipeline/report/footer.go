@@ -50,8 +50,12 @@ func (p *summaryWriter) footer(rs []*results.Result, targets []results.JobTarget
 			line = append(line, fmt.Sprintf("[run](%s)", res.RunURL))
 		}
 		p.f("%s\n\n", strings.Join(line, " · "))
-		p.settings(res)
+		if p.opt.level < levelNoStages || res == rs[0] {
+			p.settings(res)
+		}
 	}
+	p.artifactsLine(rs)
+	p.reproduceBlock(rs)
 }
 
 func (p *summaryWriter) settings(res *results.Result) {

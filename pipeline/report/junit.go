@@ -35,8 +35,10 @@ type junitSuite struct {
 }
 
 type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
+	Name      string `xml:"name,attr"`
+	Classname string `xml:"classname,attr"`
+	// Time is head's run of the test, in seconds, as JUnit readers sum it.
+	Time      string        `xml:"time,attr"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
@@ -119,8 +121,8 @@ func junitSuiteOf(target string, vc *suites.VariantComparison, runs []*suites.Ru
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		tc := junitCase{Name: n, Classname: classOf(n)}
 		tr, ran := tests[n]
+		tc := junitCase{Name: n, Classname: classOf(n), Time: fmt.Sprintf("%.3f", tr.DurationSeconds)}
 		ch, changed := byKind[n]
 		switch {
 		case regressed[n]:

@@ -38,9 +38,14 @@ func TestWriteJUnit(t *testing.T) {
 			if err := xml.Unmarshal(b.Bytes(), &back); err != nil {
 				t.Fatalf("not XML: %v", err)
 			}
-			failures := 0
+			failures, timed := 0, 0
 			for _, s := range back.Suites {
 				for _, c := range s.Cases {
+					if c.Time == "" {
+						t.Errorf("%s: no time", c.Name)
+					} else if c.Time != "0.000" {
+						timed++
+					}
 					if c.Failure != nil {
 						failures++
 						if c.Failure.Text == "" {
@@ -48,6 +53,9 @@ func TestWriteJUnit(t *testing.T) {
 						}
 					}
 				}
+			}
+			if timed == 0 {
+				t.Error("no case has its time")
 			}
 			if failures != tt.failures || back.Failures != tt.failures {
 				t.Errorf("%d failing testcases (%d counted), want %d", failures, back.Failures, tt.failures)

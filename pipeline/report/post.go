@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/results"
@@ -71,7 +70,7 @@ func post(ctx context.Context, opt Options, rs []*results.Result, body string, p
 		return fmt.Errorf("post: %w", prErr)
 	}
 
-	comment, err := commentBody(rs, body, opt.Expect)
+	comment, err := commentBody(rs, opt.Expect)
 	if err != nil {
 		return err
 	}
@@ -119,29 +118,6 @@ func post(ctx context.Context, opt Options, rs []*results.Result, body string, p
 	st.Description = set.Description
 	pub.Status, pub.StatusSHA = &st, sha
 	return nil
-}
-
-// maxComment leaves room under GitHub's 65536-character comment limit for
-// the marker the GitHub layer adds.
-const maxComment = 65000
-
-// commentBody is the summary as a comment: without the disassembly diffs
-// when they would not fit, and cut as a last resort.
-func commentBody(rs []*results.Result, full string, expect []string) (string, error) {
-	if utf8.RuneCountInString(full) <= maxComment {
-		return full, nil
-	}
-	var b strings.Builder
-	if err := renderSummary(&b, rs, renderOptions{compact: true, expect: expect}); err != nil {
-		return "", err
-	}
-	s := b.String()
-	if utf8.RuneCountInString(s) <= maxComment {
-		return s, nil
-	}
-	const cut = "\n\n… (cut here: the comment would exceed GitHub's size limit; summary.md has all of it)\n"
-	r := []rune(s)
-	return string(r[:maxComment-utf8.RuneCountInString(cut)]) + cut, nil
 }
 
 // runStamp orders the runs that post, their comments and their statuses:

@@ -38,37 +38,32 @@ func TestSections(t *testing.T) {
 	}
 }
 
-// A target without a check that another target has reads "not run" in
-// that check's column.
-func TestOverviewCheckNotRunOnATarget(t *testing.T) {
+// A target without a check that another target has reads "not run" on
+// that question's line of its verdict block.
+func TestVerdictBlockCheckNotRunOnATarget(t *testing.T) {
 	res := resultstest.Demo()
 	other := *res.Targets[0]
 	other.Name, other.Tests, other.Race = "PHP-8.4", nil, nil
 	res.Targets = append(res.Targets, &other)
+	rs := []*results.Result{res}
 	p := &summaryWriter{}
-	p.overview(results.SortedTargets([]*results.Result{res}))
-	cells := func(line string) []string { return strings.Split(strings.Trim(line, "| "), " | ") }
-	lines := strings.Split(p.b.String(), "\n")
-	header := cells(lines[0])
-	var row []string
-	for _, l := range lines {
-		if strings.HasPrefix(l, "| [PHP-8.4]") {
-			row = cells(l)
+	for _, jt := range results.SortedTargets(rs) {
+		if jt.Name == "PHP-8.4" {
+			p.verdictBlock(jt, rs, true)
 		}
 	}
-	if len(row) != len(header) {
-		t.Fatalf("PHP-8.4's row %q does not fit the header %q", row, header)
-	}
-	checked := 0
-	for i, h := range header {
-		if h == "tests" || h == "concurrency" {
-			checked++
-			if row[i] != "not run" {
-				t.Errorf("PHP-8.4's %s cell is %q, want \"not run\"", h, row[i])
-			}
+	lines := strings.Split(strings.TrimSpace(p.b.String()), "\n")
+	want := []string{"2. tests: not run", "4. concurrency: not run"}
+	for _, w := range want {
+		found := false
+		for _, l := range lines {
+			found = found || l == w
+		}
+		if !found {
+			t.Errorf("PHP-8.4's verdict block lacks %q:\n%s", w, p.b.String())
 		}
 	}
-	if checked != 2 {
-		t.Errorf("the overview %q lacks the tests or the concurrency column", header)
+	if !strings.HasPrefix(lines[0], "**PHP-8.4**: head ") || !strings.HasPrefix(lines[1], "1. NTS: ✅ 484/484 identical") {
+		t.Errorf("verdict block:\n%s", p.b.String())
 	}
 }

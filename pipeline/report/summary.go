@@ -23,9 +23,9 @@ func RenderSummary(w io.Writer, rs []*results.Result) error {
 
 // renderOptions vary the summary.
 type renderOptions struct {
-	// compact leaves out the disassembly diffs, for a comment that would
-	// exceed GitHub's size limit with them.
-	compact bool
+	// level is how far a comment is shrunk to fit its budget (budget.go):
+	// levelFull for summary.md.
+	level int
 	// expect are the targets the results must cover (Options.Expect).
 	expect []string
 }
@@ -39,8 +39,10 @@ func renderSummary(w io.Writer, rs []*results.Result, opt renderOptions) error {
 	for _, t := range targets {
 		p.target(t)
 	}
-	for _, res := range rs {
-		p.stages(res, len(rs) > 1)
+	if p.opt.level < levelNoStages {
+		for _, res := range rs {
+			p.stages(res, len(rs) > 1)
+		}
 	}
 	p.footer(rs, targets)
 	if p.err != nil {
@@ -81,7 +83,7 @@ func (p *summaryWriter) blank() {
 }
 
 func (p *summaryWriter) headline(rs []*results.Result, targets []results.JobTarget, v results.Verdict) {
-	ran, notRun := checksRun(rs)
+	_, notRun := checksRun(rs)
 	switch {
 	case v.NothingChecked:
 		// Not a pass, though nothing failed: the headline says what it
@@ -126,22 +128,17 @@ func (p *summaryWriter) headline(rs []*results.Result, targets []results.JobTarg
 		}
 		p.blank()
 	}
-	if len(ran) > 0 {
-		p.f("Ran: %s.", strings.Join(ran, ", "))
-	}
-	if len(notRun) > 0 {
-		if len(ran) > 0 {
-			p.f(" ")
-		}
-		p.f("Not run: %s.", markdown.Text(strings.Join(notRun, "; ")))
-	}
-	p.blank()
 	for _, res := range rs {
 		for _, w := range res.Warnings {
 			p.f("> [!WARNING]\n> %s\n\n", markdown.Text(w))
 		}
 	}
-	p.overview(targets)
+	if len(targets) == 0 && len(notRun) > 0 {
+		p.f("Not run: %s.\n\n", markdown.Text(strings.Join(notRun, "; ")))
+	}
+	for _, t := range targets {
+		p.verdictBlock(t, rs, len(targets) > 1)
+	}
 }
 
 // subject says what was validated: the PR, or the repository and refs.

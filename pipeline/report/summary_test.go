@@ -16,8 +16,6 @@ import (
 	"github.com/patchproof/patchproof/verify/codediff"
 )
 
-import ()
-
 // roundTrip passes results through results.json, as the report command
 // reads them.
 func roundTrip(t *testing.T, rs ...*results.Result) []*results.Result {
@@ -81,14 +79,14 @@ func TestRenderSummaryContent(t *testing.T) {
 		name, doc string
 		want      []string
 	}{
-		{"demo verdict and NTS", demo, []string{"## ✅ patchproof: passed", "✅ 484/484 identical", "8 changed (of 484)", "4/4 built"}},
-		{"demo not run", demo, []string{"Not run: bench — not yet available."}},
+		{"demo verdict and NTS", demo, []string{"## ✅ patchproof: passed", "1. NTS: ✅ 484/484 identical", "8 changed under ZTS", "#### Builds"}},
+		{"demo not run", demo, []string{"3. contention: not run: not yet available"}},
 		{"failing verdict", failing, []string{"## ❌ patchproof: a check failed", "**codediff** failed: master: NTS machine code changed", "❌ 483/484 identical, 1 changed"}},
 		{"diff folded", failing, []string{"<details><summary><code>mysqlnd_stats_init</code>", "```diff\n--- base/ext/mysqlnd/mysqlnd_statistics.o:mysqlnd_stats_init"}},
 		{"compile error file:line", failing, []string{"ext/mysqlnd/mysqlnd_statistics.h:61:9: error: implicit declaration", "❌ make: exit status 2"}},
 		{"run link", failing, []string{"[run](https://github.com/patchproof/patchproof/actions/runs/9001)", "[php/php-src#4242](https://github.com/php/php-src/pull/4242)"}},
 		{"conflict named", merged, []string{"`ext/mysqlnd/mysqlnd_statistics.h` | `@@ -55,9 +55,13 @@` | context does not match", "❌ 1 hunk failed"}},
-		{"demo concurrency", demo, []string{"✅ counters exact (4/4, 16 threads)<br>✅ ThreadSanitizer: no new race (0 in both builds)", "- ✅ counters exact under 16 threads: 4/4 counters, 0 updates lost in 20,000 requests (base ✅ 4/4)"}},
+		{"demo concurrency", demo, []string{"4. concurrency: ✅ counters exact (4/4, 16 threads); ✅ ThreadSanitizer: no new race (0 in both builds)", "- ✅ counters exact under 16 threads: 4/4 counters, 0 updates lost in 20,000 requests (base ✅ 4/4)"}},
 		{"racy counters", racy, []string{"❌ counters not exact: 3 counters off", "| `rows_fetched_from_server_normal` | 20 | 400,000 | 399,505 | 495 |"}},
 		{"racy race with both stacks", racy, []string{"❌ ThreadSanitizer: 1 new race report in the change's code (first in `ext/mysqlnd/mysqlnd_wireprotocol.c`)",
 			"Read of size 8 at 0x7b6800000600 by thread T10 (mutexes: write M42):\n    #0 php_mysqlnd_rowp_read ext/mysqlnd/mysqlnd_wireprotocol.c:1739", "Previous write of size 8 at 0x7b6800000600 by thread T7:\n    #0 php_mysqlnd_rowp_read"}},
@@ -146,12 +144,12 @@ func TestCommentBodyFitsGitHub(t *testing.T) {
 	if err := RenderSummary(&full, []*results.Result{res}); err != nil {
 		t.Fatal(err)
 	}
-	body, err := commentBody([]*results.Result{res}, full.String(), nil)
+	body, err := commentBody([]*results.Result{res}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len([]rune(body)); n > maxComment {
-		t.Errorf("comment is %d characters, more than %d", n, maxComment)
+	if n := len([]rune(body)); n > bodyBudget {
+		t.Errorf("comment is %d characters, more than %d", n, bodyBudget)
 	}
 	if !strings.Contains(body, "- `f59` in `ext/mysqlnd/mysqlnd_ps.o`") || !strings.Contains(body, "would not fit in a comment") {
 		t.Error("the compact comment does not list every changed function and say where the diffs are")
@@ -220,5 +218,31 @@ func TestRenderIncomplete(t *testing.T) {
 				t.Error("an incomplete run reads as passed")
 			}
 		})
+	}
+}
+
+// The footer names the version each job ran, from results.json, and
+// folds one command per target that reruns it.
+func TestFooterVersionAndReproduce(t *testing.T) {
+	rs := resultstest.PRJobs(resultstest.PRTargets...)
+	rs[1].Targets[0].Backport.Branch = "PHP-8.5; rm -rf ~"
+	var b bytes.Buffer
+	if err := RenderSummary(&b, rs); err != nil {
+		t.Fatal(err)
+	}
+	doc := b.String()
+	for _, want := range []string{
+		"patchproof " + resultstest.FixtureVersion + " · started",
+		"<details><summary>How to reproduce</summary>",
+		"patchproof run --pr 4242 --base master --target master --stages checkout,build,codediff,tests,race,bench\n",
+		"patchproof run --pr 4242 --base master --backport-to PHP-8.4 --target PHP-8.4 --stages checkout,build,codediff,tests,race,bench\n",
+		"--backport-to 'PHP-8.5; rm -rf ~' --target PHP-8.5",
+	} {
+		if !strings.Contains(doc, want) {
+			t.Errorf("the footer lacks %q", want)
+		}
+	}
+	if strings.Contains(doc, "0.1.0") {
+		t.Error("the footer shows a made-up version")
 	}
 }

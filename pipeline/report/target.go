@@ -10,6 +10,7 @@ import (
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/markdown"
 	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/verify/bench"
 )
 
 // target is one target's section: how a backport's head came to be, then
@@ -20,12 +21,32 @@ func (p *summaryWriter) target(t results.JobTarget) {
 	if t.Backport != nil {
 		p.backport(t.Backport)
 	}
+	var shown []titled
+	failing := false
 	for _, s := range sections(t) {
+		bad := strings.Contains(s.Cell(), results.StatusFailed.Icon())
+		failing = failing || bad
+		if p.opt.level >= levelVerdicts || (p.opt.level >= levelFailingOnly && !bad) {
+			continue
+		}
+		shown = append(shown, s)
+	}
+	if n := len(sections(t)) - len(shown); n > 0 {
+		p.f("The %s of %s that the verdict above answers: in summary.md among the run's artifacts, left out here to keep the comment within its size.\n\n",
+			plural(n, "section", "sections"), markdown.Text(t.Name))
+	}
+	if len(shown) > 0 && !failing {
+		p.f("<details><summary>%s: the checks in detail</summary>\n\n", markdown.Text(t.Name))
+	}
+	for _, s := range shown {
 		write := s.WriteSection
-		if c, ok := s.Section.(compactSection); ok && p.opt.compact {
+		if c, ok := s.Section.(compactSection); ok && p.opt.level >= compactLevel(s.Section) {
 			write = c.WriteCompactSection
 		}
 		p.markdown(write)
+	}
+	if len(shown) > 0 && !failing {
+		p.f("</details>\n\n")
 	}
 	if len(t.Errors) > 0 {
 		p.f("#### Errors\n\n")
@@ -34,6 +55,15 @@ func (p *summaryWriter) target(t results.JobTarget) {
 		}
 		p.blank()
 	}
+}
+
+// compactLevel is the level from which a section is written compact: the
+// benchmark's samples go first, the disassembly diffs after.
+func compactLevel(s Section) int {
+	if _, ok := s.(*bench.Result); ok {
+		return levelNoSamples
+	}
+	return levelNoDiffs
 }
 
 // backport says how a backport target's head came to be, or which files

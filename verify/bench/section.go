@@ -28,12 +28,13 @@ const sectionTitle = "#### Contention benchmark\n\n"
 func (r *Result) WriteSection(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	bw.WriteString(sectionTitle)
-	r.writeBody(bw)
+	r.writeBody(bw, false)
 	return bw.Flush()
 }
 
-// writeBody is the section under its title.
-func (r *Result) writeBody(bw io.Writer) {
+// writeBody is the section under its title; compact leaves out the raw
+// tables, which the artifacts have.
+func (r *Result) writeBody(bw io.Writer, compact bool) {
 	p := func(format string, args ...any) { fmt.Fprintf(bw, format, args...) }
 	head := len(r.Builds) > 1
 	p("**Benchmark** `%s` on %s, %d PHP threads, %s: %d CPU passes of %gs on warm servers, fresh every %s, the exact measures from %d counted %s; medians with %s intervals; cost = statistics on/off, paired by pass.\n\n",
@@ -101,9 +102,15 @@ func (r *Result) writeBody(bw io.Writer) {
 		}
 	}
 	r.markdownCrashes(bw)
-	r.markdownShared(bw)
+	if !compact {
+		r.markdownShared(bw)
+	}
 	r.markdownSweep(bw)
 	r.markdownProfiles(bw)
+	if compact {
+		p("\nThe settings, every sample and the pass orders: the target's `bench` in `results.json`, and `bench.txt` (`benchstat -col '/stats@(off on)' bench.txt`), among the artifacts.\n")
+		return
+	}
 	r.markdownDetails(bw)
 }
 

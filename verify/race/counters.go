@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 )
 
 // CounterRun is what the check needs of a counter measurement.
@@ -29,9 +30,16 @@ type Counter struct {
 	PerRequest int64  `json:"per_request"`
 	Expected   int64  `json:"expected"`
 	Got        int64  `json:"got"`
-	// Lost is Expected - Got: updates lost (negative: counted twice).
+	// Lost is Expected - Got: updates lost (negative: counted twice); of
+	// a gauge, how far off it is, which is no count of updates.
 	Lost int64 `json:"lost"`
 }
+
+// Gauge says whether the counter is a gauge, a level such as the
+// connections open now that requests move up and back down, not a count
+// of events: a gauge that is not what it should be is off by an amount,
+// not short of lost updates. mysqlnd names its gauges active_*.
+func (c Counter) Gauge() bool { return strings.HasPrefix(c.Name, "active_") }
 
 // CounterCheck is the verdict on a counter run.
 type CounterCheck struct {
@@ -48,7 +56,8 @@ type CounterCheck struct {
 	Updates int64 `json:"updates"`
 	// Off lists every counter that is not what it should be, by name.
 	Off []Counter `json:"off,omitempty"`
-	// Lost is the sum of the updates lost.
+	// Lost is the sum of the updates lost: of the counters off, not of
+	// the gauges.
 	Lost int64 `json:"lost"`
 	// WorkError says the database server's own count of what was done does
 	// not match the requests: the load, not mysqlnd, lost something.
@@ -87,8 +96,11 @@ func JudgeCounters(run CounterRun) CounterCheck {
 			c.Still++
 		}
 		if got != want {
-			c.Off = append(c.Off, Counter{Name: name, PerRequest: per, Expected: want, Got: got, Lost: want - got})
-			c.Lost += want - got
+			off := Counter{Name: name, PerRequest: per, Expected: want, Got: got, Lost: want - got}
+			c.Off = append(c.Off, off)
+			if !off.Gauge() {
+				c.Lost += want - got
+			}
 		}
 	}
 	return c

@@ -90,6 +90,10 @@ func (c CounterCheck) String() string {
 			names = append(names, "…")
 			break
 		}
+		if o.Gauge() {
+			names = append(names, fmt.Sprintf("gauge %s off by %+d", o.Name, o.Got-o.Expected))
+			continue
+		}
 		names = append(names, fmt.Sprintf("%s %d of %d", o.Name, o.Got, o.Expected))
 	}
 	return fmt.Sprintf("%s off in %d requests, %d short in all (%s)", plural(len(c.Off), "counter", "counters"), c.Requests, c.Lost, strings.Join(names, ", "))

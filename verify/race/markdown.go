@@ -50,7 +50,12 @@ func (r *Result) WriteSection(w io.Writer) error {
 		f("<details><summary>%s: %s off</summary>\n\n", c.Side, plural(len(c.Check.Off), "counter", "counters"))
 		f("| counter | per request | expected | got | lost |\n|---|---:|---:|---:|---:|\n")
 		for _, o := range c.Check.Off {
-			f("| %s | %d | %s | %s | %s |\n", markdown.Code(o.Name), o.PerRequest, thousands(o.Expected), thousands(o.Got), thousands(o.Lost))
+			lost := thousands(o.Lost)
+			if o.Gauge() {
+				// A level, not a count: off by, not lost.
+				lost = fmt.Sprintf("gauge, off by %+d", o.Got-o.Expected)
+			}
+			f("| %s | %d | %s | %s | %s |\n", markdown.Code(o.Name), o.PerRequest, thousands(o.Expected), thousands(o.Got), lost)
 		}
 		f("\n</details>\n\n")
 	}
@@ -208,4 +213,14 @@ func firstLine(s string) string {
 		s = s[:157] + "..."
 	}
 	return s
+}
+
+// Caveats are what a reviewer must know of the check though it gates
+// nothing: PHP crashing in the counters' servers of both builds, or of
+// base's alone.
+func (r *Result) Caveats() []string {
+	if l, failed := r.crashLine(); l != "" && !failed {
+		return []string{strings.TrimSpace(strings.TrimPrefix(l, "⚠"))}
+	}
+	return nil
 }

@@ -3,6 +3,9 @@ package race
 import (
 	"strings"
 	"testing"
+
+	"github.com/patchproof/patchproof/internal/side"
+	"github.com/patchproof/patchproof/workloads/concurrency"
 )
 
 func section(t *testing.T, r *Result) string {
@@ -125,5 +128,22 @@ func TestSectionErrors(t *testing.T) {
 	}
 	if cell := r.Cell(); !strings.HasSuffix(cell, "<br>⚠️ 2 errors") {
 		t.Errorf("cell %q does not count the errors", cell)
+	}
+}
+
+// A crash of both builds' PHP is a caveat of the verdict block, not a
+// failure; head's alone is neither (it fails the check).
+func TestCaveats(t *testing.T) {
+	r := &Result{Threads: 16, Counters: []*Counters{
+		{Side: side.Base, Run: &concurrency.Result{ChildSignals: []string{"Segmentation fault (11)"}, ChildSignalsRead: true}},
+		{Side: side.Head, Run: &concurrency.Result{ChildSignals: []string{"Segmentation fault (11)"}, ChildSignalsRead: true}},
+	}}
+	got := r.Caveats()
+	if len(got) != 1 || !strings.HasPrefix(got[0], "PHP crashed in Apache's child: base Segmentation fault (11), head Segmentation fault (11)") {
+		t.Errorf("caveats %q", got)
+	}
+	r.Counters[0].Run.ChildSignals = nil
+	if got := r.Caveats(); len(got) != 0 {
+		t.Errorf("head's own crash is a caveat: %q", got)
 	}
 }

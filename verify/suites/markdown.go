@@ -24,7 +24,7 @@ func writeComparison(w io.Writer, c Comparison, runs []*RunResult) error {
 	case n == 0:
 		fmt.Fprintf(bw, "**No regression.** %d tests gave the same result on both builds", c.Same)
 		if u := len(c.UnchangedFailures); u > 0 {
-			fmt.Fprintf(bw, "; %d fail on both (the environment, not the change)", u)
+			fmt.Fprintf(bw, "; %d fail on both builds (not caused by the change)", u)
 		}
 		fmt.Fprint(bw, ".\n\n")
 	default:
@@ -47,14 +47,14 @@ func writeComparison(w io.Writer, c Comparison, runs []*RunResult) error {
 	writeList(bw, c, "Ran on "+c.Base+" only", c.OnlyBase)
 	writeList(bw, c, "Ran on "+c.Head+" only", c.OnlyHead)
 	if len(c.UnchangedFailures) > 0 {
-		fmt.Fprintf(bw, "<details><summary>%d %s on both builds (environment)</summary>\n\n",
+		fmt.Fprintf(bw, "<details><summary>%d %s on both builds (not caused by the change)</summary>\n\n",
 			len(c.UnchangedFailures), plural(len(c.UnchangedFailures), "failure", "failures"))
 		for _, ch := range c.UnchangedFailures {
 			if ch.Cause != "" {
 				fmt.Fprintf(bw, "- `%s`: %s on both builds (not caused by the change): %s\n", ch.Test, bothText(ch.Head), markdown.Text(ch.Cause))
 				continue
 			}
-			fmt.Fprintf(bw, "- `%s`: %s%s\n", ch.Test, ch.Head, reasonText(ch.Reason))
+			fmt.Fprintf(bw, "- `%s`: %s on both builds (not caused by the change)%s\n", ch.Test, bothText(ch.Head), reasonText(ch.Reason))
 		}
 		fmt.Fprint(bw, "\n</details>\n\n")
 	}

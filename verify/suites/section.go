@@ -80,3 +80,37 @@ func (r *Result) WriteSection(w io.Writer) error {
 func count(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, plural(n, one, many))
 }
+
+// Answer is the check's answer to the reviewer's question 2, do the tests
+// still pass, in one line of the report's verdict block: the regressions
+// of the tests run on each build, how many builds, the flakes, and the
+// failures both builds share, which are not the change's.
+func (r *Result) Answer() string {
+	if len(r.Comparisons) == 0 {
+		return r.Cell()
+	}
+	regressions, flakes, both, tests := 0, 0, 0, 0
+	for _, vc := range r.Comparisons {
+		regressions += len(vc.Comparison.Regressions)
+		flakes += len(vc.Comparison.Flakes)
+		both += len(vc.Comparison.UnchangedFailures)
+	}
+	for _, run := range r.Runs {
+		tests = max(tests, run.Counts.Total)
+	}
+	s := verdict.Passed.Icon() + " no regression"
+	if regressions > 0 {
+		s = verdict.Failed.Icon() + " " + count(regressions, "regression", "regressions")
+	}
+	s += fmt.Sprintf(" in %d tests × %d builds", tests, len(r.Runs))
+	if flakes > 0 {
+		s += ", " + count(flakes, "flake", "flakes")
+	}
+	if both > 0 {
+		s += fmt.Sprintf("; %d fail on both builds (not caused by the change)", both)
+	}
+	if len(r.Errors) > 0 {
+		s += ", " + verdict.Error.Icon() + " " + count(len(r.Errors), "error", "errors")
+	}
+	return s
+}

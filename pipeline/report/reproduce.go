@@ -1,0 +1,131 @@
+package report
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/patchproof/patchproof/internal/markdown"
+	"github.com/patchproof/patchproof/pipeline/github"
+	"github.com/patchproof/patchproof/pipeline/results"
+)
+
+// reproduce is the command that reruns target t of res locally: the same
+// source, the same target and stages, the settings that differ from the
+// defaults.
+func reproduce(res *results.Result, t results.JobTarget) string {
+	s := res.Settings
+	args := []string{"patchproof", "run"}
+	base := t.Base.Ref
+	if bp := t.Backport; bp != nil {
+		base = bp.From
+	}
+	switch {
+	case s.Demo:
+	case s.PR > 0:
+		args = append(args, "--pr", strconv.Itoa(s.PR))
+		if repo, ok := github.ParseRepo(s.Repo); !ok || repo != github.PHPSrc {
+			args = append(args, "--repo", s.Repo)
+		}
+		args = append(args, "--base", base)
+	default:
+		head := t.Head.Ref
+		if t.Backport != nil {
+			head = t.Backport.FromCommit
+		}
+		args = append(args, "--repo", s.Repo, "--base", base, "--head", head)
+	}
+	if bp := t.Backport; bp != nil {
+		if bp.Explicit != "" {
+			args = append(args, "--backport", bp.Branch+"="+bp.Explicit)
+		} else {
+			args = append(args, "--backport-to", bp.Branch)
+		}
+	}
+	args = append(args, "--target", t.Name)
+	if len(s.Stages) > 0 {
+		args = append(args, "--stages", strings.Join(s.Stages, ","))
+	}
+	if v := strings.Join(s.Variants, ","); v != "" && v != "nts,zts" {
+		args = append(args, "--variants", v)
+	}
+	if s.Builder != "" && s.Builder != "host" {
+		args = append(args, "--builder", s.Builder)
+	}
+	if s.Profile != "" && s.Profile != "mysql" {
+		args = append(args, "--profile", s.Profile)
+	}
+	if !s.ExpectNTSNoop {
+		args = append(args, "--expect-nts-noop=false")
+	}
+	for i, a := range args {
+		args[i] = shellQuote(a)
+	}
+	return strings.Join(args, " ")
+}
+
+// shellQuote makes a word safe to paste into a POSIX shell: names from the
+// repository (branches, refs) are untrusted.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./,:=+@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// reproduceBlock is the footer's folded list of the commands that rerun
+// each target.
+func (p *summaryWriter) reproduceBlock(rs []*results.Result) {
+	var lines []string
+	for _, res := range results.SortedResults(rs) {
+		for _, t := range results.SortedTargets([]*results.Result{res}) {
+			lines = append(lines, reproduce(res, t))
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	p.f("<details><summary>How to reproduce</summary>\n\n")
+	p.f("Each target, rerun on a machine of your own:\n\n%s\n", markdown.CodeBlock("sh", strings.Join(lines, "\n")))
+	p.f("</details>\n\n")
+}
+
+// artifactsLine says which of the run's files the artifacts hold, named
+// as the run directory has them, so that what the comment refers to can
+// be found: validate.yml uploads each (a test checks it).
+func (p *summaryWriter) artifactsLine(rs []*results.Result) {
+	files := []string{"`results.json`", "`summary.md`"}
+	var bench, tsan bool
+	var logs []string
+	for _, t := range results.SortedTargets(rs) {
+		if t.Tests != nil && !slices.Contains(files, "`junit.xml`") {
+			files = append(files, "`junit.xml`")
+		}
+		bench = bench || t.Bench != nil
+		if t.Race != nil && t.Race.TSan != nil {
+			for _, s := range t.Race.TSan.Sides {
+				if s.Log != "" {
+					tsan = true
+					logs = append(logs, markdown.Code(s.Log))
+				}
+			}
+		}
+	}
+	if bench {
+		files = append(files, "`bench.txt`", "each target's `bench.json`, `sweep.svg` and flame graphs (`profile/ARM/flamegraph.svg`)")
+	}
+	if tsan {
+		files = append(files, "the ThreadSanitizer reports ("+strings.Join(logs, ", ")+")")
+	}
+	if bench || tsan {
+		files = append(files, "the servers' `error.log`")
+	}
+	where := "The run's artifacts"
+	for _, res := range rs {
+		if res.RunURL != "" {
+			where = "[The run's artifacts](" + res.RunURL + "#artifacts)"
+			break
+		}
+	}
+	p.f("%s hold %s, and the stages' logs.\n\n", where, strings.Join(files, ", "))
+}
