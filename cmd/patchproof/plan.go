@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/patchproof/patchproof/internal/ghactions"
 	"github.com/patchproof/patchproof/pipeline/github"
@@ -54,6 +55,12 @@ func planCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	fs.StringVar(&opt.ToolRef, "tool-ref", env("TOOL_REF"), "the patchproof `REF` to build (default the workflow's commit in that repository, else "+trigger.DefaultToolRef+")")
 	fs.StringVar(&api, "github-api", cmp.Or(env("PATCHPROOF_GITHUB_API"), env("GITHUB_API_URL")),
 		"GitHub REST API `URL` (default $PATCHPROOF_GITHUB_API, else $GITHUB_API_URL, else "+github.DefaultBaseURL+")")
+	var ans answerOptions
+	fs.BoolVar(&ans.on, "answer", false, "answer on the PR: a pending status on the head of an accepted trigger, a reply to a refused one or to /patchproof help")
+	fs.StringVar(&ans.runID, "run-id", env("GITHUB_RUN_ID"), "the workflow run's `ID`, which orders the statuses (default $GITHUB_RUN_ID)")
+	fs.StringVar(&ans.runURL, "run-url", actionsRunURL(env), "the workflow run's `URL`, the statuses' link (default from $GITHUB_SERVER_URL, $GITHUB_REPOSITORY, $GITHUB_RUN_ID)")
+	fs.StringVar(&ans.login, "github-login", actionsLogin(env),
+		"the `LOGIN` the token posts as, where GitHub will not say (default $PATCHPROOF_GITHUB_LOGIN, else github-actions[bot] under Actions)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, planUsage)
 		fs.PrintDefaults()
@@ -64,13 +71,19 @@ func planCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	if fs.NArg() > 0 {
 		return usageErrorf("plan: unexpected argument %q", fs.Arg(0))
 	}
-	if err := plan(ctx, stdout, stderr, opt, eventPath, output, api); err != nil {
+	if err := plan(ctx, stdout, stderr, opt, eventPath, output, api, ans); err != nil {
 		return &annotatedError{fmt.Errorf("plan: %w", err)}
 	}
 	return nil
 }
 
-func plan(ctx context.Context, stdout, stderr io.Writer, opt trigger.Options, eventPath, output, api string) error {
+// answerOptions say whether and how the plan answers on the PR.
+type answerOptions struct {
+	on                   bool
+	runID, runURL, login string
+}
+
+func plan(ctx context.Context, stdout, stderr io.Writer, opt trigger.Options, eventPath, output, api string, ans answerOptions) error {
 	if eventPath == "" {
 		return &results.InputError{Input: "--event", Err: errors.New("no event file (and $GITHUB_EVENT_PATH is unset)")}
 	}
@@ -78,19 +91,91 @@ func plan(ctx context.Context, stdout, stderr io.Writer, opt trigger.Options, ev
 	if opt.Event, err = os.ReadFile(eventPath); err != nil {
 		return &results.InputError{Input: "--event " + eventPath, Err: err}
 	}
-	client, err := github.New(github.Options{BaseURL: api})
+	client, err := github.New(github.Options{BaseURL: api, Login: ans.login})
 	if err != nil {
 		return &results.InputError{Input: "--github-api " + api, Err: err}
 	}
 	p, err := trigger.Decide(ctx, client, opt)
 	if err != nil {
+		if ans.on {
+			answerRefusal(ctx, stderr, client, opt, err)
+		}
+		if errors.Is(err, trigger.ErrHelp) {
+			// Nothing to run, and nothing wrong: no outputs, exit 0.
+			fmt.Fprintln(stderr, "::notice::/patchproof help: nothing to run")
+			return nil
+		}
 		return err
+	}
+	if ans.on {
+		acknowledge(ctx, stderr, client, p, ans)
 	}
 	if err := writeOutputs(stdout, output, p.Outputs()); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "::notice::%s\n", ghactions.Message(p.Notice()))
 	return nil
+}
+
+// answerRefusal replies on the PR to a refused trigger, or to help. A reply
+// that fails is a warning: the refusal is the plan's answer either way.
+func answerRefusal(ctx context.Context, stderr io.Writer, client *github.Client, opt trigger.Options, refusal error) {
+	a, ok := trigger.AnswerFor(opt, refusal)
+	if !ok {
+		return
+	}
+	owner, name, _ := strings.Cut(a.Repo, "/")
+	out, err := client.Reply(ctx, owner, name, a.PR, a.Body)
+	if err != nil {
+		fmt.Fprintf(stderr, "::warning::%s\n", ghactions.Message(err.Error()))
+		return
+	}
+	fmt.Fprintf(stderr, "::notice::answered on %s#%d: %s\n", a.Repo, a.PR, ghactions.Message(out.URL))
+}
+
+// acknowledge marks an accepted trigger on the PR: the earlier heads whose
+// runs it supersedes get an error status saying so, and the head a
+// pending "queued" one, which the report's verdict replaces (one run
+// stamp: the report's status is set over it, a newer run's is not).
+// Failures are warnings: the run goes ahead unacknowledged.
+func acknowledge(ctx context.Context, stderr io.Writer, client *github.Client, p *trigger.Plan, ans answerOptions) {
+	warn := func(err error) { fmt.Fprintf(stderr, "::warning::%s\n", ghactions.Message(err.Error())) }
+	owner, name, _ := strings.Cut(p.Repo, "/")
+	if err := trigger.Supersede(ctx, client, p); err != nil {
+		warn(err)
+	}
+	for _, sha := range p.Supersedes {
+		st := p.SupersededStatus()
+		st.Run, st.TargetURL = ans.runID, ans.runURL
+		if _, err := client.SetStatus(ctx, owner, name, sha, st); err != nil {
+			warn(err)
+		}
+	}
+	st := p.QueuedStatus()
+	st.Run, st.TargetURL = ans.runID, ans.runURL
+	if _, err := client.SetStatus(ctx, owner, name, p.HeadSHA, st); err != nil {
+		warn(err)
+	}
+}
+
+// actionsRunURL is the link to the workflow run, when Actions says which.
+func actionsRunURL(env func(string) string) string {
+	server, repo, id := env("GITHUB_SERVER_URL"), env("GITHUB_REPOSITORY"), env("GITHUB_RUN_ID")
+	if server == "" || repo == "" || id == "" {
+		return ""
+	}
+	return server + "/" + repo + "/actions/runs/" + id
+}
+
+// actionsLogin is the account an Actions or App token posts as.
+func actionsLogin(env func(string) string) string {
+	if l := env("PATCHPROOF_GITHUB_LOGIN"); l != "" {
+		return l
+	}
+	if env("GITHUB_ACTIONS") == "true" {
+		return "github-actions[bot]"
+	}
+	return ""
 }
 
 // writeOutputs appends the outputs to path (stdout when ""), in one write

@@ -129,6 +129,12 @@ type Plan struct {
 	// run's --bench, --threads and --stages take them; "" for the
 	// workflow's defaults.
 	Bench, Threads, Stages string
+	// Supersedes are the PR's earlier heads a run still shows as pending
+	// ([Supersede]): with any, the plan's jobs cancel the runs in
+	// progress for the PR; without, they queue behind them.
+	Supersedes []string
+	// The head branch, where the PR's pushes are read.
+	headOwner, headName, headRef string
 
 	// Who asked, with what access, and what bound the head, for the log.
 	User       string
@@ -240,6 +246,7 @@ func Decide(ctx context.Context, api API, opt Options) (*Plan, error) {
 		Repo: r.repo, PR: number, Base: pr.BaseRef, HeadSHA: pr.HeadSHA, Builder: r.builder,
 		Targets: []string{pr.BaseRef}, User: r.user, Permission: perm, Bound: bound,
 		Bench: r.bench, Threads: r.threads, Stages: r.stages,
+		headOwner: pr.HeadOwner, headName: pr.HeadName, headRef: pr.HeadRef,
 	}
 	for _, b := range backports {
 		if !slices.Contains(p.Targets, b) {
@@ -456,6 +463,7 @@ func (p *Plan) Outputs() string {
 		{"bench", p.Bench},
 		{"threads", p.Threads},
 		{"stages", p.Stages},
+		{"supersedes", strconv.FormatBool(len(p.Supersedes) > 0)},
 	} {
 		b.WriteString(kv[0] + "=" + kv[1] + "\n")
 	}

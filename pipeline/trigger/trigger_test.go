@@ -526,6 +526,7 @@ tool_sha=` + toolSHA + `
 bench=
 threads=
 stages=
+supersedes=false
 `
 	if d := cmp.Diff(want, p.Outputs()); d != "" {
 		t.Errorf("outputs (-want +got):\n%s", d)
