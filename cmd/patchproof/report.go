@@ -104,6 +104,8 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	cfg.Stdout, cfg.Stderr = stdout, stderr
 	opt := cfg.ReportOptions()
 	opt.Expect = expected
+	// The comment lists the runs before this one: this run's entry.
+	opt.GitHub.Entry = report.HistoryEntry(rs, expected)
 	pub, err := report.Publish(ctx, opt, rs)
 	if pub != nil {
 		if pub.Summary != "" {
