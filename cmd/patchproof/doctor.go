@@ -13,7 +13,7 @@ import (
 )
 
 func doctorCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("doctor", stderr)
+	fs := newFlagSet("doctor", stdout)
 	given := fs.String("builder", string(builders.KindHost), "the builder to check for: host or docker")
 	if err := parseFlags(fs, args); err != nil {
 		return err

@@ -15,31 +15,34 @@ import (
 	"github.com/patchproof/patchproof/pipeline/trigger"
 )
 
-const planUsage = `Usage: patchproof plan [flags]
-
-The validation workflow's plan job: reads a GitHub Actions event and decides
+// planAbout is plan's manual (--help).
+const planAbout = `The validation workflow's plan job: reads a GitHub Actions event and decides
 whether it asks patchproof to validate a pull request, and what. Triggers:
 workflow_dispatch (inputs pr, repository, backport_to, builder), a comment on
 a pull request whose first line is
 
-  /patchproof [BRANCH,BRANCH...|none] [SHA]
+  /patchproof [BRANCH,BRANCH...|none] [SHA] [bench=quick|report] [threads=LIST] [stages=LIST]
 
-and the label "patchproof" on a pull request. The user who acted must have
-write, maintain or admin on the repository the workflow runs in. The head
-commit is the one the trigger names: a comment's SHA (a prefix of the PR's
-head), else a head pushed before the comment was written (from the head
-repository's activity log), a label's commit, or the head at dispatch.
+(or '/patchproof help'), and the label "patchproof" on a pull request. The
+user who acted must have write, maintain or admin on the repository the
+workflow runs in. The head commit is the one the trigger names: a comment's
+SHA (a prefix of the PR's head), else a head pushed before the comment was
+written (from the head repository's activity log), a label's commit, or the
+head at dispatch.
 
 The plan is written as key=value lines (repo, owner, name, pr, base,
-head_sha, backport_to, builder, targets, matrix, tool_repo, tool_sha) to
---output, all at once: a refused trigger writes nothing, prints one
-::error:: line and exits 2. The token is $GITHUB_TOKEN, else $GH_TOKEN.
-
-`
+head_sha, backport_to, builder, targets, matrix, tool_repo, tool_sha, bench,
+threads, stages, supersedes) to --output, all at once: a refused trigger
+writes nothing, prints one ::error:: line and exits 2. With --answer the
+plan also answers on the PR: a pending "queued" status on the head of an
+accepted trigger (and an error "superseded" one on an earlier head whose
+run is still pending: supersedes=true), a reply saying why to a refused
+one, the grammar to '/patchproof help'. The token is $GITHUB_TOKEN, else
+$GH_TOKEN.`
 
 // planCmd is 'patchproof plan'.
 func planCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("plan", stderr)
+	fs := newFlagSet("plan", stdout)
 	env := os.Getenv
 	var opt trigger.Options
 	var eventPath, output, api string
@@ -61,15 +64,11 @@ func planCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	fs.StringVar(&ans.runURL, "run-url", actionsRunURL(env), "the workflow run's `URL`, the statuses' link (default from $GITHUB_SERVER_URL, $GITHUB_REPOSITORY, $GITHUB_RUN_ID)")
 	fs.StringVar(&ans.login, "github-login", actionsLogin(env),
 		"the `LOGIN` the token posts as, where GitHub will not say (default $PATCHPROOF_GITHUB_LOGIN, else github-actions[bot] under Actions)")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, planUsage)
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageErrorf("plan: unexpected argument %q", fs.Arg(0))
+		return fs.usageErrorf("unexpected argument %q", fs.Arg(0))
 	}
 	if err := plan(ctx, stdout, stderr, opt, eventPath, output, api, ans); err != nil {
 		return &annotatedError{fmt.Errorf("plan: %w", err)}

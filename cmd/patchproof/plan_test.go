@@ -202,9 +202,9 @@ func TestPlanUsage(t *testing.T) {
 	if code := exitCode(&stderr, err); code != 0 {
 		t.Errorf("plan -h: exit %d", code)
 	}
-	for _, want := range []string{"/patchproof [BRANCH,BRANCH...|none] [SHA]", "-event FILE", "-output FILE", "-default-backport-to"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("plan -h does not say %q:\n%s", want, stderr.String())
+	for _, want := range []string{"/patchproof [BRANCH,BRANCH...|none] [SHA]", "--event FILE", "--output FILE", "--default-backport-to", "--answer"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("plan -h does not say %q:\n%s", want, stdout.String())
 		}
 	}
 	stderr.Reset()

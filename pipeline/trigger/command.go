@@ -43,8 +43,9 @@ branches to backport the change to (spaces after the commas are fine; none:
 the base branch only; default the workflow's list). SHA is the PR's head
 commit, 7 to 40 lowercase hex digits: name it when you pushed just before
 commenting. bench= picks the benchmark's settings, threads= the PHP thread
-counts (a list also measures the cost at each count), stages= a subset of
-checkout, build, codediff, tests, race, bench.
+counts (a list also measures the cost at each count), stages= the checks
+to run, of codediff, tests, race, bench (the checkout and the builds they
+need come with them).
 
 Examples:
   /patchproof
@@ -60,6 +61,9 @@ var (
 	// upper case is refused, rather than read as a branch nobody has.
 	anyHexRE = regexp.MustCompile(`^[0-9A-Fa-f]{7,40}$`)
 )
+
+// prerequisites are the stages every check needs.
+var prerequisites = []string{"checkout", "build"}
 
 // maxThreads bounds a thread count a comment may ask for: far above any
 // runner's CPUs, low enough that no comment starts a server of a million
@@ -174,7 +178,17 @@ func (c *Command) setOption(key, value string) error {
 		if len(set.Names()) == 0 {
 			return refusef("stages=%s selects no stage (stages: %s)", value, strings.Join(pipeline.StageNames(), ","))
 		}
-		c.Stages = strings.Join(set.Names(), ",")
+		// A check needs the trees and the builds: a maintainer names the
+		// checks, and the checkout and build stages come with them, in
+		// the pipeline's order.
+		check := slices.ContainsFunc(set.Names(), func(n string) bool { return !slices.Contains(prerequisites, n) })
+		var names []string
+		for _, n := range pipeline.StageNames() {
+			if set.Has(n) || (check && slices.Contains(prerequisites, n)) {
+				names = append(names, n)
+			}
+		}
+		c.Stages = strings.Join(names, ",")
 	default:
 		return refusef("unknown option %s= (bench=, threads=, stages=)", quoteWord(key))
 	}

@@ -432,12 +432,14 @@ func TestParseCommand(t *testing.T) {
 		{"/patchproof PHP-8.4 ,PHP-8.5 , release/8.3 2222222", trigger.Command{Backports: "PHP-8.4,PHP-8.5,release/8.3", Commit: "2222222"}},
 		{"/patchproof PHP-8.4, PHP-8.5 bench=report", trigger.Command{Backports: "PHP-8.4,PHP-8.5", Bench: "report"}},
 		{"/patchproof bench=quick", trigger.Command{Bench: "quick"}},
-		{"/patchproof none 2222222 stages=codediff, tests", trigger.Command{None: true, Commit: "2222222", Stages: "codediff,tests"}},
+		{"/patchproof none 2222222 stages=codediff, tests", trigger.Command{None: true, Commit: "2222222", Stages: "checkout,build,codediff,tests"}},
 		// Options anywhere after the command.
 		{"/patchproof threads=1,4,16 PHP-8.4", trigger.Command{Backports: "PHP-8.4", Threads: "1,4,16"}},
 		{"/patchproof threads=16", trigger.Command{Threads: "16"}},
 		// "report" in a stage list selects nothing, as --stages reads it.
-		{"/patchproof stages=build,report,bench", trigger.Command{Stages: "build,bench"}},
+		{"/patchproof stages=bench,report,build", trigger.Command{Stages: "checkout,build,bench"}},
+		// The prerequisites alone are what was asked.
+		{"/patchproof stages=checkout", trigger.Command{Stages: "checkout"}},
 		{"/patchproof help", trigger.Command{Help: true}},
 		{"/patchproof  help \r\nthanks", trigger.Command{Help: true}},
 	}
@@ -596,21 +598,21 @@ func cmpOr(a, b string) string {
 // the spaces, the options as the jobs' outputs.
 func TestCommentOptions(t *testing.T) {
 	f := newFake(t)
-	p, err := decide(t, f, trigger.Comment, commentEvent(t, "write-user", "/patchproof PHP-8.4, PHP-8.5 bench=report threads=4,16 stages=build, bench"))
+	p, err := decide(t, f, trigger.Comment, commentEvent(t, "write-user", "/patchproof PHP-8.4, PHP-8.5 bench=report threads=4,16 stages=bench, build"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := []string{strings.Join(p.Targets, " "), p.Bench, p.Threads, p.Stages}
-	if d := cmp.Diff([]string{"master PHP-8.4 PHP-8.5", "report", "4,16", "build,bench"}, got); d != "" {
+	if d := cmp.Diff([]string{"master PHP-8.4 PHP-8.5", "report", "4,16", "checkout,build,bench"}, got); d != "" {
 		t.Errorf("targets, bench, threads, stages (-want +got):\n%s", d)
 	}
 	out := p.Outputs()
-	for _, line := range []string{"backport_to=PHP-8.4,PHP-8.5\n", "bench=report\n", "threads=4,16\n", "stages=build,bench\n"} {
+	for _, line := range []string{"backport_to=PHP-8.4,PHP-8.5\n", "bench=report\n", "threads=4,16\n", "stages=checkout,build,bench\n"} {
 		if !strings.Contains(out, line) {
 			t.Errorf("outputs lack %q:\n%s", line, out)
 		}
 	}
-	if n := "; bench report; threads 4,16; stages build,bench;"; !strings.Contains(p.Notice(), n) {
+	if n := "; bench report; threads 4,16; stages checkout,build,bench;"; !strings.Contains(p.Notice(), n) {
 		t.Errorf("notice %q lacks %q", p.Notice(), n)
 	}
 }
