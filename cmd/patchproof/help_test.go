@@ -35,7 +35,7 @@ var someFlags = map[string][]string{
 	"run":         {"--pr N", "--stages STAGES", "--bench string", "--threads LIST", "--post", "--github-api URL"},
 	"codediff":    {"--json", "--objects string"},
 	"report":      {"--merge FILE", "--post", "--dry-run", "--expect-head COMMIT"},
-	"doctor":      {"--builder string"},
+	"doctor":      {"--builder string", "--stages STAGES", "--cache DIR", "--json"},
 	"plan":        {"--event FILE", "--answer", "--run-id ID", "--github-login LOGIN"},
 	"cache":       {"--cache DIR", "--cache-max SIZE"},
 	"cache prune": {"--dry-run", "--cache-max SIZE"},
