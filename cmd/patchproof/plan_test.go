@@ -259,7 +259,7 @@ func TestPlanAnswerAccepted(t *testing.T) {
 	if err != nil || set.Action != github.Created {
 		t.Fatalf("the report's status: %v, %v", set.Action, err)
 	}
-	st, ok, err := c.OurStatus(context.Background(), "php", "php-src", planHead, "")
+	st, ok, err := c.ShownStatus(context.Background(), "php", "php-src", planHead, "")
 	if err != nil || !ok || st.State != github.StateSuccess {
 		t.Errorf("the status shown is %+v (%v, %v), want the success", st, ok, err)
 	}
@@ -370,5 +370,41 @@ func TestPlanAnswerSupersedes(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"pending queued: master (run 602)"}, ourStatuses(f, planHead)); d != "" {
 		t.Errorf("statuses of the head (-want +got):\n%s", d)
+	}
+}
+
+// A run whose report (as another account, the App's) set its verdict over
+// the plan's pending status is finished: a trigger after the head moved
+// supersedes nothing, so it cancels no run of the new head.
+func TestPlanAnswerFinishedRunNotSuperseded(t *testing.T) {
+	f := planFake(t)
+	f.AddRef("php", "php-src", "old", planOld)
+	f.AddUser("patchproof-app", "ghp_ReportAppT0ken000000000000000000001")
+	f.AddPR(githubfake.PR{Owner: "php", Repo: "php-src", Number: 1,
+		Base: githubfake.Branch{Ref: "master", SHA: strings.Repeat("1", 40)},
+		Head: githubfake.Branch{Owner: "alice", Repo: "php-src", Ref: "atomic-stats", SHA: planOld}})
+	args := []string{"--answer", "--github-login", "github-actions[bot]"}
+	if code, _, stderr := runPlan(t, f, append(args, "--run-id", "700", "--event", commentFile(t, "maintainer", "/patchproof none "+planOld))...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	report, err := github.New(github.Options{BaseURL: f.URL(), Getenv: func(k string) string {
+		if k == "GITHUB_TOKEN" {
+			return "ghp_ReportAppT0ken000000000000000000001"
+		}
+		return ""
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := report.SetStatus(context.Background(), "php", "php-src", planOld, github.Status{State: github.StateSuccess, Description: "passed", Run: "700"}); err != nil {
+		t.Fatal(err)
+	}
+	f.AddPR(githubfake.PR{Owner: "php", Repo: "php-src", Number: 1,
+		Base: githubfake.Branch{Ref: "master", SHA: strings.Repeat("1", 40)},
+		Head: githubfake.Branch{Owner: "alice", Repo: "php-src", Ref: "atomic-stats", SHA: planHead}})
+	f.AddActivity("alice", "php-src", githubfake.Activity{Ref: "atomic-stats", Before: planOld, After: planHead, Time: planCommentAt.Add(-time.Minute)})
+	code, stdout, stderr := runPlan(t, f, append(args, "--run-id", "701", "--event", commentFile(t, "maintainer", "/patchproof none "+planHead))...)
+	if code != 0 || !strings.Contains(stdout, "supersedes=false\n") {
+		t.Errorf("exit %d, outputs:\n%s%s", code, stdout, stderr)
 	}
 }

@@ -44,21 +44,19 @@ func (c *Client) Reply(ctx context.Context, owner, repo string, number int, body
 	return Outcome{Action: Created, CommentID: ic.GetID(), URL: ic.GetHTMLURL()}, nil
 }
 
-// OurStatus returns the newest status the token's account set on sha in
-// context ("" for DefaultContext), and whether there is one: what a
-// reviewer sees of patchproof on that commit.
-func (c *Client) OurStatus(ctx context.Context, owner, repo, sha, context string) (Status, bool, error) {
+// ShownStatus returns the newest status set on sha in context ("" for
+// DefaultContext), by any account, and whether there is one: what a
+// reviewer sees of patchproof on that commit. The plan and the report may
+// post as different accounts (the Actions token, the App's), and the
+// newest of either is what stands.
+func (c *Client) ShownStatus(ctx context.Context, owner, repo, sha, context string) (Status, bool, error) {
 	if context == "" {
 		context = DefaultContext
 	}
 	op := fmt.Sprintf("read status %q of %s/%s@%s", context, owner, repo, sha)
-	login, err := c.whoami(ctx)
-	if err != nil {
-		return Status{}, false, c.fail(op, err)
-	}
 	var got Status
 	found := false
-	err = c.eachOurStatus(ctx, owner, repo, sha, login, context, func(o ourStatus) bool {
+	err := c.eachOurStatus(ctx, owner, repo, sha, "", context, func(o ourStatus) bool {
 		got = Status{State: State(o.st.GetState()), Context: context, Description: o.st.GetDescription(),
 			TargetURL: o.st.GetTargetURL(), Run: o.run}
 		found = true

@@ -74,13 +74,13 @@ func AnswerFor(opt Options, err error) (Answer, bool) {
 // one.
 type StatusAPI interface {
 	RefActivity(ctx context.Context, owner, repo, ref string, n int) ([]github.Activity, error)
-	OurStatus(ctx context.Context, owner, repo, sha, context string) (github.Status, bool, error)
+	ShownStatus(ctx context.Context, owner, repo, sha, context string) (github.Status, bool, error)
 }
 
 var _ StatusAPI = (*github.Client)(nil)
 
-// Supersede finds the PR's earlier heads that a run of ours still shows as
-// pending ("queued" or running): the head moved while it waited, so the
+// Supersede finds the PR's earlier heads whose patchproof status is still
+// pending ("queued" or running), whoever set it: the head moved while it waited, so the
 // plan's jobs may cancel it (Plan.Supersedes). The earlier heads are those
 // the head branch's recent pushes replaced; a head branch that cannot be
 // read supersedes nothing, which only means the older run finishes.
@@ -104,7 +104,7 @@ func Supersede(ctx context.Context, api StatusAPI, p *Plan) error {
 				continue
 			}
 			seen[sha] = true
-			st, ok, err := api.OurStatus(ctx, owner, name, sha, "")
+			st, ok, err := api.ShownStatus(ctx, owner, name, sha, "")
 			switch {
 			case errors.As(err, &ae):
 				continue
