@@ -7,7 +7,8 @@
 //
 // # Triggers
 //
-//   - workflow_dispatch: the inputs pr, repository, backport_to and builder.
+//   - workflow_dispatch: the inputs pr, repository, backport_to and builder,
+//     and the options bench, threads and stages a comment may give.
 //   - issue_comment created on a pull request, whose first line is
 //     "/patchproof [BRANCHES|none] [SHA] [OPTION=VALUE...]" ([ParseCommand],
 //     [Grammar]); "/patchproof help" asks for the grammar ([ErrHelp]).
@@ -290,6 +291,21 @@ func readRequest(opt Options, ev *event, where string) (request, error) {
 		if strings.TrimSpace(r.backportTo) == "" {
 			r.backportTo = "none" // an empty input is no backport, not the default
 		}
+		// The options a comment may give, checked as a comment's are; an
+		// empty input is the default.
+		var opts Command
+		for _, name := range []string{"bench", "threads", "stages"} {
+			v, ok, err := ev.input(name)
+			if err != nil {
+				return r, err
+			}
+			if v = strings.TrimSpace(commaRE.ReplaceAllString(v, ",")); ok && v != "" {
+				if err := opts.setOption(name, v); err != nil {
+					return r, err
+				}
+			}
+		}
+		r.bench, r.threads, r.stages = opts.Bench, opts.Threads, opts.Stages
 	case Comment:
 		if ev.Action != "created" {
 			return r, notATrigger("not a trigger: a comment %s, not created", ev.Action)

@@ -617,6 +617,23 @@ func TestCommentOptions(t *testing.T) {
 	}
 }
 
+// A dispatch's options are a comment's, checked alike.
+func TestDispatchOptions(t *testing.T) {
+	f := newFake(t)
+	p, err := decide(t, f, trigger.Dispatch, dispatchEvent(t, "write-user", map[string]any{"pr": "1", "repository": "php/php-src",
+		"bench": "quick", "threads": "2, 8", "stages": ""}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{p.Bench, p.Threads, p.Stages}; !cmp.Equal(got, []string{"quick", "2,8", ""}) {
+		t.Errorf("bench, threads, stages = %q", got)
+	}
+	_, err = decide(t, f, trigger.Dispatch, dispatchEvent(t, "write-user", map[string]any{"pr": "1", "repository": "php/php-src", "bench": "slow"}))
+	if got := refusal(t, err); !strings.Contains(got, `bench=slow: unknown benchmark settings "slow"`) {
+		t.Errorf("refusal %q", got)
+	}
+}
+
 // "/patchproof help" plans nothing and asks GitHub nothing: the answer is
 // the grammar.
 func TestHelp(t *testing.T) {
