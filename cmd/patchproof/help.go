@@ -120,7 +120,11 @@ accounting, the free disk in the cache, and the Docker engine with
   GITHUB_REPOSITORY, GITHUB_SHA  the workflow's repository and commit (--repository, --sha)
   GITHUB_API_URL           the REST API root, after PATCHPROOF_GITHUB_API
   DEFAULT_BACKPORT_TO, DEFAULT_BUILDER, TOOL_REPOSITORY, TOOL_REF  the workflow's settings (--default-*, --tool-*)
-` + envGitHub,
+  GITHUB_TOKEN, GH_TOKEN   the token the plan reads and answers with (never printed)
+  PATCHPROOF_GITHUB_API    the GitHub REST API root (--github-api)
+  PATCHPROOF_GITHUB_LOGIN, GITHUB_ACTIONS  the account the token answers as (--github-login)
+  GITHUB_RUN_ID, GITHUB_SERVER_URL  the run the statuses name and link (--run-id, --run-url)
+`,
 	},
 	"cache": {
 		usage: "patchproof cache [prune [--dry-run]] [--cache DIR] [--cache-max SIZE]",

@@ -18,8 +18,9 @@ import (
 // planAbout is plan's manual (--help).
 const planAbout = `The validation workflow's plan job: reads a GitHub Actions event and decides
 whether it asks patchproof to validate a pull request, and what. Triggers:
-workflow_dispatch (inputs pr, repository, backport_to, builder), a comment on
-a pull request whose first line is
+workflow_dispatch (inputs pr, repository, backport_to, builder, and bench,
+threads, stages as a comment's options), a comment on a pull request whose
+first line is
 
   /patchproof [BRANCH,BRANCH...|none] [SHA] [bench=quick|report] [threads=LIST] [stages=LIST]
 
