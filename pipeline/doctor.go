@@ -4,9 +4,15 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/docker"
@@ -120,4 +126,157 @@ func DockerChecks(ctx context.Context, cfg *Config) []DockerCheck {
 		out = append(out, st)
 	}
 	return out
+}
+
+// RequirementsOf is Requirements of the stages set selects only.
+func RequirementsOf(builder builders.ExecutorKind, set StageSet) []Requirement {
+	var out []Requirement
+	for _, r := range Requirements(builder) {
+		if set.Has(r.Stage) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// HostCheck is one thing about this machine a selected stage needs beside
+// its tools, and whether it is there.
+type HostCheck struct {
+	What     string `json:"what"`
+	OK       bool   `json:"ok"`
+	Optional bool   `json:"optional,omitempty"` // a run goes ahead without it, measuring less well
+	Status   string `json:"status"`
+}
+
+// HostOptions say what HostChecks looks at. The zero value, with Stages
+// and Cache, looks at this machine.
+type HostOptions struct {
+	Stages  StageSet
+	Builder builders.ExecutorKind
+	Cache   string // the cache directory; the nearest existing parent is measured
+	// Proc and Cgroup are the roots of /proc and /sys/fs/cgroup, Euid the
+	// effective user: tests point them elsewhere. Euid -1 means the
+	// process's own.
+	Proc, Cgroup string
+	Euid         int
+	// MinFree is the free disk the cache needs; 0 means DefaultMinFree.
+	MinFree uint64
+}
+
+// DefaultMinFree is the free disk a run's builds need in the cache: four
+// builds of about 350 MB, two TSan builds, ccache and a php-src mirror of
+// about 1 GB, with room to spare.
+const DefaultMinFree = 5 << 30
+
+func (o HostOptions) withDefaults() HostOptions {
+	if o.Proc == "" {
+		o.Proc = "/proc"
+	}
+	if o.Cgroup == "" {
+		o.Cgroup = "/sys/fs/cgroup"
+	}
+	if o.Euid < 0 {
+		o.Euid = os.Geteuid()
+	}
+	if o.MinFree == 0 {
+		o.MinFree = DefaultMinFree
+	}
+	return o
+}
+
+// HostChecks checks what the selected stages need of this machine beyond
+// tools: for the benchmark, kernel.perf_event_paranoid (perf's profile)
+// and cgroup v2 with a cgroup this user may divide (CPU time of a
+// server's own cgroup, else /proc); for the builds, free disk in the
+// cache.
+func HostChecks(o HostOptions) []HostCheck {
+	o = o.withDefaults()
+	var out []HostCheck
+	if o.Stages.Has("bench") {
+		out = append(out, paranoidCheck(o), cgroupCheck(o))
+	}
+	if o.Stages.Has("build") || o.Stages.Has("checkout") {
+		out = append(out, diskCheck(o))
+	}
+	return out
+}
+
+// maxParanoid is the highest kernel.perf_event_paranoid at which an
+// unprivileged perf may sample its own user's processes.
+const maxParanoid = 2
+
+func paranoidCheck(o HostOptions) HostCheck {
+	c := HostCheck{What: "kernel.perf_event_paranoid"}
+	data, err := os.ReadFile(filepath.Join(o.Proc, "sys/kernel/perf_event_paranoid"))
+	if err != nil {
+		c.Status = fmt.Sprintf("unreadable (%v): perf's profile may fail", err)
+		return c
+	}
+	level, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	switch {
+	case err != nil:
+		c.Status = fmt.Sprintf("%q is not a level", strings.TrimSpace(string(data)))
+	case o.Euid == 0:
+		c.OK, c.Status = true, fmt.Sprintf("%d (root: any level)", level)
+	case level <= maxParanoid:
+		c.OK, c.Status = true, fmt.Sprintf("%d (at most %d: perf may profile this user's processes)", level, maxParanoid)
+	default:
+		c.Status = fmt.Sprintf("%d: perf record needs %d or less (sysctl -w kernel.perf_event_paranoid=%d), or root", level, maxParanoid, maxParanoid)
+	}
+	return c
+}
+
+func cgroupCheck(o HostOptions) HostCheck {
+	c := HostCheck{What: "cgroup v2", Optional: true}
+	controllers, err := os.ReadFile(filepath.Join(o.Cgroup, "cgroup.controllers"))
+	if err != nil {
+		c.Status = "not mounted at " + o.Cgroup + ": CPU time is read from /proc"
+		return c
+	}
+	if !slices.Contains(strings.Fields(string(controllers)), "cpu") {
+		c.Status = "no cpu controller: CPU time is read from /proc"
+		return c
+	}
+	if o.Builder == builders.KindDocker {
+		c.OK, c.Status = true, "unified, cpu controller: the engine accounts each container's CPU time"
+		return c
+	}
+	self, err := os.ReadFile(filepath.Join(o.Proc, "self/cgroup"))
+	path, ok := strings.CutPrefix(strings.TrimSpace(string(self)), "0::")
+	if err != nil || !ok {
+		c.Status = "this process's cgroup is unknown: CPU time is read from /proc"
+		return c
+	}
+	dir := filepath.Join(o.Cgroup, filepath.Clean("/"+path))
+	if unix.Access(dir, unix.W_OK) != nil {
+		c.Status = "unified, but " + dir + " is not delegated to this user (systemd-run --user --scope -p Delegate=yes): CPU time is read from /proc"
+		return c
+	}
+	c.OK, c.Status = true, "unified, cpu controller, "+dir+" delegated"
+	return c
+}
+
+func diskCheck(o HostOptions) HostCheck {
+	c := HostCheck{What: "free disk in the cache"}
+	dir := o.Cache
+	for dir != "" {
+		if _, err := os.Stat(dir); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	var st unix.Statfs_t
+	if dir == "" || unix.Statfs(dir, &st) != nil {
+		c.Status = fmt.Sprintf("cannot measure %q", o.Cache)
+		return c
+	}
+	free := st.Bavail * uint64(st.Bsize)
+	gib := func(n uint64) string { return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30)) }
+	c.OK = free >= o.MinFree
+	c.Status = fmt.Sprintf("%s free at %s (a run's builds need about %s)", gib(free), dir, gib(o.MinFree))
+	return c
 }

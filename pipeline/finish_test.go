@@ -77,8 +77,13 @@ func TestReportPostsOneComment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "<!-- patchproof:v1 key=summary run=1001 -->\n" + string(summary); body != want {
-		t.Errorf("comment is not the marker and summary.md:\n%s", cmp.Diff(want, body))
+	// Then the run's entry for the list of earlier runs, in its marker.
+	shown, history, _ := strings.Cut(body, "\n<!-- patchproof:history v1 ")
+	if want := "<!-- patchproof:v1 key=summary run=1001 -->\n" + string(summary); shown != strings.TrimRight(want, "\n")+"\n" {
+		t.Errorf("comment is not the marker and summary.md:\n%s", cmp.Diff(want, shown))
+	}
+	if history == "" || strings.Count(history, "\n") != 1 {
+		t.Errorf("the comment does not end with one history marker:\n%s", body)
 	}
 	if !strings.HasPrefix(string(summary), "## ❌ patchproof: a check failed") {
 		t.Errorf("summary.md does not open with the verdict:\n%.200s", summary)

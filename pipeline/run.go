@@ -286,6 +286,8 @@ const reportStep = "report"
 func publish(ctx context.Context, r *Run, interrupted bool) error {
 	opt := r.Config.ReportOptions()
 	opt.Out = r.Dir
+	// The comment lists the runs before this one: this run's entry.
+	opt.GitHub.Entry = report.HistoryEntry([]*results.Result{r.Result}, nil)
 	if interrupted {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

@@ -34,6 +34,9 @@ func (benchStage) Needs(cfg *Config) []Need {
 	return append(needs,
 		Need{Tool: "wrk", Package: "wrk", Why: "the HTTP load"},
 		Need{Tool: "gcc", Package: "gcc", Why: "compiles the lock counter"},
+		// On this host in both modes: it samples the server's processes
+		// by their PIDs here.
+		Need{Tool: "perf", Package: "linux-perf", Why: "perf record -e cpu-clock profiles each arm (the default measures)"},
 	)
 }
 

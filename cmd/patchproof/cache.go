@@ -21,7 +21,7 @@ func cacheCmd(_ context.Context, stdout, stderr io.Writer, args []string) error 
 	if prune {
 		name, args = "cache prune", args[1:]
 	}
-	fs := newFlagSet(name, stderr)
+	fs := newFlagSet(name, stdout)
 	dir := fs.String("cache", "", "cache `DIR` (default $PATCHPROOF_CACHE or ~/.cache/patchproof)")
 	maxFlag := fs.String("cache-max", "", "the builds' limit: `SIZE` in bytes, or with KiB, MiB, GiB (default a quarter of the cache's file system, at most 50GiB)")
 	var dryRun *bool
@@ -32,7 +32,7 @@ func cacheCmd(_ context.Context, stdout, stderr io.Writer, args []string) error 
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageErrorf("%s: unexpected argument %q", name, fs.Arg(0))
+		return fs.usageErrorf("unexpected argument %q", fs.Arg(0))
 	}
 	if *dir == "" {
 		var err error

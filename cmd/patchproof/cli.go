@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/patchproof/patchproof/internal/ghactions"
+	"github.com/patchproof/patchproof/internal/version"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
@@ -22,7 +22,10 @@ Usage:
   patchproof plan [--event FILE] [--event-name NAME] [--output FILE]
   patchproof cache [prune [--dry-run]] [--cache DIR] [--cache-max SIZE]
 
-Run 'patchproof COMMAND -h' for the flags of a command.
+  patchproof --version
+
+Run 'patchproof COMMAND --help' for a command's manual: its flags,
+examples, exit statuses and environment variables.
 `
 
 // patchproof is the whole program: main only wires signals and exit codes.
@@ -48,9 +51,11 @@ func patchproof(ctx context.Context, stdout, stderr io.Writer, args []string) er
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
+	case "version", "--version", "-version":
+		fmt.Fprintf(stdout, "patchproof %s\n", version.String())
+		return nil
 	}
-	fmt.Fprint(stderr, usage)
-	return usageErrorf("unknown command %q", cmd)
+	return usageErrorf("unknown command %q (see patchproof --help)", cmd)
 }
 
 // usageError marks bad input on the command line: exit status 2.
@@ -60,24 +65,6 @@ func (e *usageError) Error() string { return e.msg }
 
 func usageErrorf(format string, a ...any) error {
 	return &usageError{fmt.Sprintf(format, a...)}
-}
-
-// newFlagSet returns a FlagSet whose parse errors become usage errors and
-// whose help goes to stderr.
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("patchproof "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	return fs
-}
-
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return &usageError{err.Error()}
-	}
-	return nil
 }
 
 var errHelp = errors.New("help requested")

@@ -10,24 +10,11 @@ import (
 	"github.com/patchproof/patchproof/verify/codediff"
 )
 
-const codediffUsage = `Usage: patchproof codediff [--json] [--objects GLOB] BASE HEAD
-
-Compares the machine code of every function in the object files selected in
-BASE and HEAD (build trees or directories of .o files), relocation-aware, and
-prints the counts and a disassembly diff of each changed function.
-Exit status 1 when a function changed, was added or was removed.
-
-`
-
 // codediffCmd is 'patchproof codediff'.
 func codediffCmd(_ context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("codediff", stderr)
+	fs := newFlagSet("codediff", stdout)
 	asJSON := fs.Bool("json", false, "print the report as JSON (the results.json form) instead of Markdown")
 	objects := fs.String("objects", codediff.DefaultObjects, "object files to compare, a glob relative to BASE and HEAD")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, codediffUsage)
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -35,8 +22,7 @@ func codediffCmd(_ context.Context, stdout, stderr io.Writer, args []string) err
 		return &results.InputError{Input: "--objects " + *objects, Err: err}
 	}
 	if fs.NArg() != 2 {
-		fs.Usage()
-		return usageErrorf("codediff: want BASE and HEAD, got %d arguments", fs.NArg())
+		return fs.usageErrorf("want BASE and HEAD, got %d arguments", fs.NArg())
 	}
 	rep, err := codediff.CompareDirs(fs.Arg(0), fs.Arg(1), codediff.Options{Objects: *objects})
 	if err != nil {

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -61,5 +63,50 @@ func TestDoctorDockerEngine(t *testing.T) {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("doctor --builder docker lacks %q:\n%s", want, stdout.String())
 		}
+	}
+}
+
+// doctor --json is the same checks as JSON: the stages selected, what is
+// missing and its packages, the machine's checks, and ok.
+func TestDoctorJSON(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	cache := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	err := patchproof(context.Background(), &stdout, &stderr, []string{"doctor", "--json", "--stages", "bench", "--cache", cache})
+	if code := exitCode(&bytes.Buffer{}, err); code != 2 {
+		t.Fatalf("doctor --json with nothing installed: exit %d, want 2", code)
+	}
+	var rep doctorReport
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout.String())
+	}
+	if rep.OK || rep.Missing == 0 || rep.Builder != "host" || !slices.Equal(rep.Stages, []string{"bench"}) {
+		t.Errorf("report %+v: want host, bench only, not ok", rep)
+	}
+	for _, r := range rep.Requirements {
+		if r.Stage != "bench" {
+			t.Errorf("a %s requirement with --stages bench", r.Stage)
+		}
+	}
+	if !slices.Contains(rep.Install, "linux-perf") || !slices.Contains(rep.Install, "wrk") {
+		t.Errorf("install %q lacks linux-perf and wrk", rep.Install)
+	}
+	var checks []string
+	for _, c := range rep.Host {
+		checks = append(checks, c.What)
+	}
+	if !slices.Equal(checks, []string{"kernel.perf_event_paranoid", "cgroup v2"}) {
+		t.Errorf("host checks %q, want the benchmark's", checks)
+	}
+	// The build's checks: the free disk in the cache.
+	stdout.Reset()
+	patchproof(context.Background(), &stdout, &stderr, []string{"doctor", "--json", "--stages", "checkout,build", "--cache", cache + "/not/yet"})
+	rep = doctorReport{}
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil || len(rep.Host) != 1 || rep.Host[0].What != "free disk in the cache" ||
+		!strings.Contains(rep.Host[0].Status, " free at "+cache+" ") {
+		t.Errorf("the build's host checks: %v %+v", err, rep.Host)
+	}
+	if code := exitCode(&bytes.Buffer{}, patchproof(context.Background(), &stdout, &stderr, []string{"doctor", "--stages", "bogus"})); code != 2 {
+		t.Errorf("--stages bogus: exit %d, want 2", code)
 	}
 }

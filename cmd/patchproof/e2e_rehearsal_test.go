@@ -45,6 +45,23 @@ type apiComment struct {
 	Body string `json:"body"`
 }
 
+// sticky keeps the summary comments, leaving out the plan's replies.
+func sticky(cs []apiComment) []apiComment {
+	var out []apiComment
+	for _, c := range cs {
+		if strings.HasPrefix(c.Body, "<!-- patchproof:v1 key=summary ") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// apiStatus is a commit status as the fake's API listed it, newest first.
+type apiStatus struct {
+	State, Context, Description string
+	Creator                     struct{ Login string }
+}
+
 func readJSON(t *testing.T, path string, v any) {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -125,7 +142,7 @@ func TestE2ERehearsalRun(t *testing.T) {
 
 	var comments []apiComment
 	readJSON(t, filepath.Join(dir, "run1", "comments.json"), &comments)
-	if len(comments) != 1 {
+	if comments = sticky(comments); len(comments) != 1 {
 		t.Fatalf("%d comments after run 1, want 1", len(comments))
 	}
 	body := comments[0].Body
@@ -143,13 +160,46 @@ func TestE2ERehearsalRun(t *testing.T) {
 		t.Errorf("the comment shows %d NTS verdicts, want master's and PHP-8.4's", strings.Count(body, "identical"))
 	}
 
-	var statuses []struct {
-		State, Context, Description string
+	// The plan's pending status, then the report's verdict over it.
+	var planned, statuses []apiStatus
+	readJSON(t, filepath.Join(dir, "run1", "statuses-planned.json"), &planned)
+	if len(planned) != 1 || planned[0].State != "pending" || planned[0].Description != "queued: master, PHP-8.4, PHP-8.5 (run 1001)" {
+		t.Errorf("statuses on %s after the plan: %+v, want one pending \"queued\"", head[:12], planned)
 	}
 	readJSON(t, filepath.Join(dir, "run1", "statuses.json"), &statuses)
-	if len(statuses) != 1 || statuses[0].State != "failure" || statuses[0].Context != "patchproof" ||
-		!strings.Contains(statuses[0].Description, "backport") {
-		t.Errorf("statuses on %s: %+v, want one failure naming the backport", head[:12], statuses)
+	if len(statuses) == 0 || statuses[0].State != "failure" || statuses[0].Context != "patchproof" ||
+		!strings.Contains(statuses[0].Description, "backport") || statuses[len(statuses)-1].State != "pending" {
+		t.Errorf("statuses on %s: %+v, want the failure naming the backport newest, the pending one first", head[:12], statuses)
+	}
+}
+
+// Comments while run 1 waits: a refused trigger and help are answered with
+// a reply each; a second trigger for the same head, typed as people type
+// it, is planned as meant and queues (supersedes nothing).
+func TestE2ERehearsalAnswers(t *testing.T) {
+	dir := rehearsal(t)
+	for _, c := range []struct{ name, rc string }{{"comment-refused", "2"}, {"comment-help", "0"}, {"comment-again", "0"}} {
+		if rc := readText(t, filepath.Join(dir, c.name, "plan.rc")); rc != c.rc {
+			t.Errorf("%s's plan exited %s, want %s: %s", c.name, rc, c.rc, readText(t, filepath.Join(dir, c.name, "plan.log")))
+		}
+	}
+	for key, want := range map[string]string{"targets": `["master","PHP-8.4","PHP-8.5"]`, "bench": "report", "supersedes": "false",
+		"head_sha": planOutput(t, dir, "run1", "head_sha")} {
+		if got := planOutput(t, dir, "comment-again", key); got != want {
+			t.Errorf("the second trigger's %s is %q, want %q", key, got, want)
+		}
+	}
+	var comments []apiComment
+	readJSON(t, filepath.Join(dir, "comments-answers.json"), &comments)
+	var replies []string
+	for _, c := range comments {
+		if strings.HasPrefix(c.Body, "@stranger ") {
+			replies = append(replies, c.Body)
+		}
+	}
+	if len(replies) != 2 || !strings.Contains(replies[0], "patchproof did not run: stranger has permission read") ||
+		!strings.Contains(replies[1], "/patchproof [BRANCH,BRANCH...|none] [SHA]") {
+		t.Errorf("replies %q, want the refusal's reason, then the grammar", replies)
 	}
 }
 
@@ -184,11 +234,16 @@ func TestE2ERehearsalHeadMoves(t *testing.T) {
 	readJSON(t, filepath.Join(dir, "run1", "comments.json"), &first)
 	readJSON(t, filepath.Join(dir, "run2", "comments.json"), &second)
 	readJSON(t, filepath.Join(dir, "comments-final.json"), &final)
+	first, second, final = sticky(first), sticky(second), sticky(final)
 	if len(first) != 1 || len(second) != 1 || len(final) != 1 {
 		t.Fatalf("comments: %d, %d, %d after run 1, run 2 and the stale report; want one each time", len(first), len(second), len(final))
 	}
 	if second[0].ID != first[0].ID || !strings.Contains(second[0].Body, "run=1002") {
 		t.Errorf("run 2 did not update comment %d with its run (comment %d)", first[0].ID, second[0].ID)
+	}
+	// Run 1 stays on the PR, under the earlier runs: its head and verdict.
+	if !strings.Contains(second[0].Body, "<summary>Earlier runs (1)</summary>") || !strings.Contains(second[0].Body, "| 1001 | `"+old[:12]+"` | failed |") {
+		t.Errorf("run 2's comment does not list run 1 under its earlier runs:\n%s", second[0].Body)
 	}
 	if final[0].ID != first[0].ID || final[0].Body != second[0].Body {
 		t.Errorf("run 1's report, posted after run 2's, changed the comment:\n%.300s", final[0].Body)
@@ -196,10 +251,11 @@ func TestE2ERehearsalHeadMoves(t *testing.T) {
 	if log := readText(t, filepath.Join(dir, "run1", "report-stale.log")); !strings.Contains(log, "comment skipped-older") {
 		t.Errorf("the stale report says:\n%s\nwant comment skipped-older", log)
 	}
-	var statuses []struct{ State string }
+	var statuses []apiStatus
 	readJSON(t, filepath.Join(dir, "run2", "statuses.json"), &statuses)
-	if len(statuses) != 1 {
-		t.Errorf("%d statuses on the new head, want 1", len(statuses))
+	if len(statuses) != 2 || statuses[1].State != "pending" || statuses[1].Description != "queued: master, PHP-8.4, PHP-8.5 (run 1002)" ||
+		statuses[0].State == "pending" {
+		t.Errorf("statuses on the new head %+v, want run 2's pending one, then its verdict", statuses)
 	}
 }
 

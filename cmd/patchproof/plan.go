@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/patchproof/patchproof/internal/ghactions"
 	"github.com/patchproof/patchproof/pipeline/github"
@@ -14,31 +15,35 @@ import (
 	"github.com/patchproof/patchproof/pipeline/trigger"
 )
 
-const planUsage = `Usage: patchproof plan [flags]
-
-The validation workflow's plan job: reads a GitHub Actions event and decides
+// planAbout is plan's manual (--help).
+const planAbout = `The validation workflow's plan job: reads a GitHub Actions event and decides
 whether it asks patchproof to validate a pull request, and what. Triggers:
-workflow_dispatch (inputs pr, repository, backport_to, builder), a comment on
-a pull request whose first line is
+workflow_dispatch (inputs pr, repository, backport_to, builder, and bench,
+threads, stages as a comment's options), a comment on a pull request whose
+first line is
 
-  /patchproof [BRANCH,BRANCH...|none] [SHA]
+  /patchproof [BRANCH,BRANCH...|none] [SHA] [bench=quick|report] [threads=LIST] [stages=LIST]
 
-and the label "patchproof" on a pull request. The user who acted must have
-write, maintain or admin on the repository the workflow runs in. The head
-commit is the one the trigger names: a comment's SHA (a prefix of the PR's
-head), else a head pushed before the comment was written (from the head
-repository's activity log), a label's commit, or the head at dispatch.
+(or '/patchproof help'), and the label "patchproof" on a pull request. The
+user who acted must have write, maintain or admin on the repository the
+workflow runs in. The head commit is the one the trigger names: a comment's
+SHA (a prefix of the PR's head), else a head pushed before the comment was
+written (from the head repository's activity log), a label's commit, or the
+head at dispatch.
 
 The plan is written as key=value lines (repo, owner, name, pr, base,
-head_sha, backport_to, builder, targets, matrix, tool_repo, tool_sha) to
---output, all at once: a refused trigger writes nothing, prints one
-::error:: line and exits 2. The token is $GITHUB_TOKEN, else $GH_TOKEN.
-
-`
+head_sha, backport_to, builder, targets, matrix, tool_repo, tool_sha, bench,
+threads, stages, supersedes) to --output, all at once: a refused trigger
+writes nothing, prints one ::error:: line and exits 2. With --answer the
+plan also answers on the PR: a pending "queued" status on the head of an
+accepted trigger (and an error "superseded" one on an earlier head whose
+run is still pending: supersedes=true), a reply saying why to a refused
+one, the grammar to '/patchproof help'. The token is $GITHUB_TOKEN, else
+$GH_TOKEN.`
 
 // planCmd is 'patchproof plan'.
 func planCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("plan", stderr)
+	fs := newFlagSet("plan", stdout)
 	env := os.Getenv
 	var opt trigger.Options
 	var eventPath, output, api string
@@ -54,23 +59,31 @@ func planCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	fs.StringVar(&opt.ToolRef, "tool-ref", env("TOOL_REF"), "the patchproof `REF` to build (default the workflow's commit in that repository, else "+trigger.DefaultToolRef+")")
 	fs.StringVar(&api, "github-api", cmp.Or(env("PATCHPROOF_GITHUB_API"), env("GITHUB_API_URL")),
 		"GitHub REST API `URL` (default $PATCHPROOF_GITHUB_API, else $GITHUB_API_URL, else "+github.DefaultBaseURL+")")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, planUsage)
-		fs.PrintDefaults()
-	}
+	var ans answerOptions
+	fs.BoolVar(&ans.on, "answer", false, "answer on the PR: a pending status on the head of an accepted trigger, a reply to a refused one or to /patchproof help")
+	fs.StringVar(&ans.runID, "run-id", env("GITHUB_RUN_ID"), "the workflow run's `ID`, which orders the statuses (default $GITHUB_RUN_ID)")
+	fs.StringVar(&ans.runURL, "run-url", actionsRunURL(env), "the workflow run's `URL`, the statuses' link (default from $GITHUB_SERVER_URL, $GITHUB_REPOSITORY, $GITHUB_RUN_ID)")
+	fs.StringVar(&ans.login, "github-login", actionsLogin(env),
+		"the `LOGIN` the token posts as, where GitHub will not say (default $PATCHPROOF_GITHUB_LOGIN, else github-actions[bot] under Actions)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageErrorf("plan: unexpected argument %q", fs.Arg(0))
+		return fs.usageErrorf("unexpected argument %q", fs.Arg(0))
 	}
-	if err := plan(ctx, stdout, stderr, opt, eventPath, output, api); err != nil {
+	if err := plan(ctx, stdout, stderr, opt, eventPath, output, api, ans); err != nil {
 		return &annotatedError{fmt.Errorf("plan: %w", err)}
 	}
 	return nil
 }
 
-func plan(ctx context.Context, stdout, stderr io.Writer, opt trigger.Options, eventPath, output, api string) error {
+// answerOptions say whether and how the plan answers on the PR.
+type answerOptions struct {
+	on                   bool
+	runID, runURL, login string
+}
+
+func plan(ctx context.Context, stdout, stderr io.Writer, opt trigger.Options, eventPath, output, api string, ans answerOptions) error {
 	if eventPath == "" {
 		return &results.InputError{Input: "--event", Err: errors.New("no event file (and $GITHUB_EVENT_PATH is unset)")}
 	}
@@ -78,19 +91,91 @@ func plan(ctx context.Context, stdout, stderr io.Writer, opt trigger.Options, ev
 	if opt.Event, err = os.ReadFile(eventPath); err != nil {
 		return &results.InputError{Input: "--event " + eventPath, Err: err}
 	}
-	client, err := github.New(github.Options{BaseURL: api})
+	client, err := github.New(github.Options{BaseURL: api, Login: ans.login})
 	if err != nil {
 		return &results.InputError{Input: "--github-api " + api, Err: err}
 	}
 	p, err := trigger.Decide(ctx, client, opt)
 	if err != nil {
+		if ans.on {
+			answerRefusal(ctx, stderr, client, opt, err)
+		}
+		if errors.Is(err, trigger.ErrHelp) {
+			// Nothing to run, and nothing wrong: no outputs, exit 0.
+			fmt.Fprintln(stderr, "::notice::/patchproof help: nothing to run")
+			return nil
+		}
 		return err
+	}
+	if ans.on {
+		acknowledge(ctx, stderr, client, p, ans)
 	}
 	if err := writeOutputs(stdout, output, p.Outputs()); err != nil {
 		return err
 	}
 	fmt.Fprintf(stderr, "::notice::%s\n", ghactions.Message(p.Notice()))
 	return nil
+}
+
+// answerRefusal replies on the PR to a refused trigger, or to help. A reply
+// that fails is a warning: the refusal is the plan's answer either way.
+func answerRefusal(ctx context.Context, stderr io.Writer, client *github.Client, opt trigger.Options, refusal error) {
+	a, ok := trigger.AnswerFor(opt, refusal)
+	if !ok {
+		return
+	}
+	owner, name, _ := strings.Cut(a.Repo, "/")
+	out, err := client.Reply(ctx, owner, name, a.PR, a.Body)
+	if err != nil {
+		fmt.Fprintf(stderr, "::warning::%s\n", ghactions.Message(err.Error()))
+		return
+	}
+	fmt.Fprintf(stderr, "::notice::answered on %s#%d: %s\n", a.Repo, a.PR, ghactions.Message(out.URL))
+}
+
+// acknowledge marks an accepted trigger on the PR: the earlier heads whose
+// runs it supersedes get an error status saying so, and the head a
+// pending "queued" one, which the report's verdict replaces (one run
+// stamp: the report's status is set over it, a newer run's is not).
+// Failures are warnings: the run goes ahead unacknowledged.
+func acknowledge(ctx context.Context, stderr io.Writer, client *github.Client, p *trigger.Plan, ans answerOptions) {
+	warn := func(err error) { fmt.Fprintf(stderr, "::warning::%s\n", ghactions.Message(err.Error())) }
+	owner, name, _ := strings.Cut(p.Repo, "/")
+	if err := trigger.Supersede(ctx, client, p); err != nil {
+		warn(err)
+	}
+	for _, sha := range p.Supersedes {
+		st := p.SupersededStatus()
+		st.Run, st.TargetURL = ans.runID, ans.runURL
+		if _, err := client.SetStatus(ctx, owner, name, sha, st); err != nil {
+			warn(err)
+		}
+	}
+	st := p.QueuedStatus()
+	st.Run, st.TargetURL = ans.runID, ans.runURL
+	if _, err := client.SetStatus(ctx, owner, name, p.HeadSHA, st); err != nil {
+		warn(err)
+	}
+}
+
+// actionsRunURL is the link to the workflow run, when Actions says which.
+func actionsRunURL(env func(string) string) string {
+	server, repo, id := env("GITHUB_SERVER_URL"), env("GITHUB_REPOSITORY"), env("GITHUB_RUN_ID")
+	if server == "" || repo == "" || id == "" {
+		return ""
+	}
+	return server + "/" + repo + "/actions/runs/" + id
+}
+
+// actionsLogin is the account an Actions or App token posts as.
+func actionsLogin(env func(string) string) string {
+	if l := env("PATCHPROOF_GITHUB_LOGIN"); l != "" {
+		return l
+	}
+	if env("GITHUB_ACTIONS") == "true" {
+		return "github-actions[bot]"
+	}
+	return ""
 }
 
 // writeOutputs appends the outputs to path (stdout when ""), in one write

@@ -14,7 +14,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/github/githubfake"
+	"github.com/patchproof/patchproof/pipeline/trigger"
 )
 
 const (
@@ -89,6 +91,10 @@ targets=["master","PHP-8.4"]
 matrix={"include":[{"target":"master","slug":"master"},{"target":"PHP-8.4","slug":"PHP-8.4"}]}
 tool_repo=patchproof/patchproof
 tool_sha=` + planTool + `
+bench=
+threads=
+stages=
+supersedes=false
 `
 
 // A maintainer's comment appends the outputs to the file the job already
@@ -196,13 +202,209 @@ func TestPlanUsage(t *testing.T) {
 	if code := exitCode(&stderr, err); code != 0 {
 		t.Errorf("plan -h: exit %d", code)
 	}
-	for _, want := range []string{"/patchproof [BRANCH,BRANCH...|none] [SHA]", "-event FILE", "-output FILE", "-default-backport-to"} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("plan -h does not say %q:\n%s", want, stderr.String())
+	for _, want := range []string{"/patchproof [BRANCH,BRANCH...|none] [SHA]", "--event FILE", "--output FILE", "--default-backport-to", "--answer"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("plan -h does not say %q:\n%s", want, stdout.String())
 		}
 	}
 	stderr.Reset()
 	if code := exitCode(&stderr, patchproof(context.Background(), &stdout, &stderr, []string{"plan", "extra"})); code != 2 {
 		t.Errorf("plan extra: exit %d, want 2", code)
+	}
+}
+
+const planOld = "3333333333333333333333333333333333333333"
+
+// ourStatuses are the statuses github-actions[bot] set on sha, oldest
+// first, as "state description".
+func ourStatuses(f *githubfake.Fake, sha string) []string {
+	var out []string
+	for _, s := range f.Statuses("php", "php-src", sha) {
+		if s.Creator == "github-actions[bot]" && s.Context == "patchproof" {
+			out = append(out, string(s.State)+" "+s.Description)
+		}
+	}
+	return out
+}
+
+// An accepted trigger, with --answer, is acknowledged by a pending status
+// on the head, which the report's verdict of the same run then replaces.
+func TestPlanAnswerAccepted(t *testing.T) {
+	f := planFake(t)
+	code, stdout, stderr := runPlan(t, f, "--answer", "--run-id", "500", "--run-url", "https://example.test/run/500",
+		"--github-login", "github-actions[bot]", "--event", commentFile(t, "maintainer", "/patchproof PHP-8.4, PHP-8.5 bench=report"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, line := range []string{`targets=["master","PHP-8.4","PHP-8.5"]`, "bench=report", "supersedes=false"} {
+		if !strings.Contains(stdout, line+"\n") {
+			t.Errorf("outputs lack %q:\n%s", line, stdout)
+		}
+	}
+	want := []string{"pending queued: master, PHP-8.4, PHP-8.5; bench=report (run 500)"}
+	if d := cmp.Diff(want, ourStatuses(f, planHead)); d != "" {
+		t.Fatalf("statuses after the plan (-want +got):\n%s", d)
+	}
+	// The report job of the same run sets the verdict over it.
+	c, err := github.New(github.Options{BaseURL: f.URL(), Login: "github-actions[bot]", Getenv: func(k string) string {
+		if k == "GITHUB_TOKEN" {
+			return planToken
+		}
+		return ""
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := c.SetStatus(context.Background(), "php", "php-src", planHead, github.Status{State: github.StateSuccess, Description: "passed", Run: "500"})
+	if err != nil || set.Action != github.Created {
+		t.Fatalf("the report's status: %v, %v", set.Action, err)
+	}
+	st, ok, err := c.ShownStatus(context.Background(), "php", "php-src", planHead, "")
+	if err != nil || !ok || st.State != github.StateSuccess {
+		t.Errorf("the status shown is %+v (%v, %v), want the success", st, ok, err)
+	}
+	if n := len(f.Comments("php", "php-src", 1)); n != 0 {
+		t.Errorf("an accepted trigger left %d comments, want none", n)
+	}
+}
+
+// A refused trigger, with --answer, gets a reply saying why and how to ask,
+// the comment's own words escaped; the plan still writes nothing and
+// exits 2.
+func TestPlanAnswerRefused(t *testing.T) {
+	f := planFake(t)
+	code, stdout, stderr := runPlan(t, f, "--answer", "--run-id", "501", "--github-login", "github-actions[bot]",
+		"--event", commentFile(t, "maintainer", "/patchproof PHP-8.4,<img>@everyone"))
+	if code != 2 || stdout != "" {
+		t.Fatalf("exit %d, stdout %q; want 2 and nothing", code, stdout)
+	}
+	if !strings.Contains(stderr, "::error::patchproof plan: trigger refused: bad backport branch: <img") {
+		t.Errorf("stderr lacks the refusal:\n%s", stderr)
+	}
+	cs := f.Comments("php", "php-src", 1)
+	if len(cs) != 1 {
+		t.Fatalf("%d comments, want one reply", len(cs))
+	}
+	body := cs[0].Body
+	for _, want := range []string{"@maintainer patchproof did not run: bad backport branch: &lt;img&gt;@\u2060everyone.",
+		"```text\n" + trigger.Grammar + "\n```", "`/patchproof help`"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("reply lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(body, "<img") || strings.HasPrefix(body, "/") {
+		t.Errorf("reply is not escaped, or begins with a command:\n%s", body)
+	}
+	if got := ourStatuses(f, planHead); len(got) != 0 {
+		t.Errorf("a refused trigger set statuses %q", got)
+	}
+	// Who may not trigger is answered too: they asked.
+	code, _, _ = runPlan(t, f, "--answer", "--github-login", "github-actions[bot]", "--event", commentFile(t, "member", "/patchproof"))
+	if cs := f.Comments("php", "php-src", 1); code != 2 || len(cs) != 2 || !strings.Contains(cs[1].Body, "member has permission read") {
+		t.Errorf("exit %d; comments %+v; want a second reply naming the permission", code, cs)
+	}
+}
+
+// "/patchproof help" is answered with the grammar, whoever asks; nothing
+// is planned, and the plan job succeeds.
+func TestPlanAnswerHelp(t *testing.T) {
+	f := planFake(t)
+	out := filepath.Join(t.TempDir(), "github_output")
+	code, _, stderr := runPlan(t, f, "--answer", "--github-login", "github-actions[bot]", "--output", out,
+		"--event", commentFile(t, "member", "/patchproof help"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(out); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("help wrote outputs: %v", err)
+	}
+	cs := f.Comments("php", "php-src", 1)
+	if len(cs) != 1 || !strings.HasPrefix(cs[0].Body, "@member patchproof validates this pull request") ||
+		!strings.Contains(cs[0].Body, trigger.Grammar) {
+		t.Fatalf("comments %+v, want one reply with the grammar", cs)
+	}
+	// Without --answer, nothing is posted.
+	if code, _, _ := runPlan(t, f, "--event", commentFile(t, "member", "/patchproof help")); code != 0 || len(f.Comments("php", "php-src", 1)) != 1 {
+		t.Errorf("without --answer: exit %d, comments %d", code, len(f.Comments("php", "php-src", 1)))
+	}
+}
+
+// A trigger for the head a run waits for queues behind it; one for a head
+// that moved supersedes it: supersedes=true for the jobs, and the earlier
+// head's pending status becomes an error that says where the run went.
+func TestPlanAnswerSupersedes(t *testing.T) {
+	f := planFake(t)
+	f.AddRef("alice", "php-src", "old", planOld) // a commit GitHub knows
+	f.AddRef("php", "php-src", "old", planOld)
+	f.AddPR(githubfake.PR{Owner: "php", Repo: "php-src", Number: 1,
+		Base: githubfake.Branch{Ref: "master", SHA: strings.Repeat("1", 40)},
+		Head: githubfake.Branch{Owner: "alice", Repo: "php-src", Ref: "atomic-stats", SHA: planOld}})
+	plan := func(run, body string) string {
+		t.Helper()
+		code, stdout, stderr := runPlan(t, f, "--answer", "--run-id", run, "--github-login", "github-actions[bot]",
+			"--event", commentFile(t, "maintainer", body))
+		if code != 0 {
+			t.Fatalf("run %s: exit %d: %s", run, code, stderr)
+		}
+		return stdout
+	}
+	if out := plan("600", "/patchproof none "+planOld); !strings.Contains(out, "supersedes=false\n") {
+		t.Errorf("the first run supersedes something:\n%s", out)
+	}
+	// The same head again: queued behind the first.
+	if out := plan("601", "/patchproof PHP-8.4 "+planOld); !strings.Contains(out, "supersedes=false\n") {
+		t.Errorf("a second trigger for the same head supersedes:\n%s", out)
+	}
+	// The head moves; a trigger for it supersedes the pending run.
+	f.AddPR(githubfake.PR{Owner: "php", Repo: "php-src", Number: 1,
+		Base: githubfake.Branch{Ref: "master", SHA: strings.Repeat("1", 40)},
+		Head: githubfake.Branch{Owner: "alice", Repo: "php-src", Ref: "atomic-stats", SHA: planHead}})
+	f.AddActivity("alice", "php-src", githubfake.Activity{Ref: "atomic-stats", Before: planOld, After: planHead, Time: planCommentAt.Add(-time.Minute)})
+	if out := plan("602", "/patchproof none "+planHead); !strings.Contains(out, "supersedes=true\n") {
+		t.Errorf("a trigger for a moved head does not supersede:\n%s", out)
+	}
+	want := []string{"pending queued: master (run 600)", "pending queued: master, PHP-8.4 (run 601)",
+		"error superseded: the head moved to 222222222222 (run 602)"}
+	if d := cmp.Diff(want, ourStatuses(f, planOld)); d != "" {
+		t.Errorf("statuses of the earlier head (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"pending queued: master (run 602)"}, ourStatuses(f, planHead)); d != "" {
+		t.Errorf("statuses of the head (-want +got):\n%s", d)
+	}
+}
+
+// A run whose report (as another account, the App's) set its verdict over
+// the plan's pending status is finished: a trigger after the head moved
+// supersedes nothing, so it cancels no run of the new head.
+func TestPlanAnswerFinishedRunNotSuperseded(t *testing.T) {
+	f := planFake(t)
+	f.AddRef("php", "php-src", "old", planOld)
+	f.AddUser("patchproof-app", "ghp_ReportAppT0ken000000000000000000001")
+	f.AddPR(githubfake.PR{Owner: "php", Repo: "php-src", Number: 1,
+		Base: githubfake.Branch{Ref: "master", SHA: strings.Repeat("1", 40)},
+		Head: githubfake.Branch{Owner: "alice", Repo: "php-src", Ref: "atomic-stats", SHA: planOld}})
+	args := []string{"--answer", "--github-login", "github-actions[bot]"}
+	if code, _, stderr := runPlan(t, f, append(args, "--run-id", "700", "--event", commentFile(t, "maintainer", "/patchproof none "+planOld))...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	report, err := github.New(github.Options{BaseURL: f.URL(), Getenv: func(k string) string {
+		if k == "GITHUB_TOKEN" {
+			return "ghp_ReportAppT0ken000000000000000000001"
+		}
+		return ""
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := report.SetStatus(context.Background(), "php", "php-src", planOld, github.Status{State: github.StateSuccess, Description: "passed", Run: "700"}); err != nil {
+		t.Fatal(err)
+	}
+	f.AddPR(githubfake.PR{Owner: "php", Repo: "php-src", Number: 1,
+		Base: githubfake.Branch{Ref: "master", SHA: strings.Repeat("1", 40)},
+		Head: githubfake.Branch{Owner: "alice", Repo: "php-src", Ref: "atomic-stats", SHA: planHead}})
+	f.AddActivity("alice", "php-src", githubfake.Activity{Ref: "atomic-stats", Before: planOld, After: planHead, Time: planCommentAt.Add(-time.Minute)})
+	code, stdout, stderr := runPlan(t, f, append(args, "--run-id", "701", "--event", commentFile(t, "maintainer", "/patchproof none "+planHead))...)
+	if code != 0 || !strings.Contains(stdout, "supersedes=false\n") {
+		t.Errorf("exit %d, outputs:\n%s%s", code, stdout, stderr)
 	}
 }

@@ -17,9 +17,8 @@ import (
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
-const reportUsage = `Usage: patchproof report [--merge] [flags] [results.json...]
-
-Renders one or more results.json (one per target or job) as one Markdown
+// reportAbout is report's manual (--help).
+const reportAbout = `Renders one or more results.json (one per target or job) as one Markdown
 summary, to stdout or to DIR/summary.md with --out, and to
 $GITHUB_STEP_SUMMARY when it is set. With --post it becomes the pull request's
 sticky comment, and the head commit gets a status, as with 'patchproof run
@@ -34,10 +33,8 @@ the results it got from the runners so, before it posts anything. A run that did
 --expect-targets, a target no file has, make the report incomplete: it
 says what did not finish, and the commit status is an error.
 
-Exit status: 0 every check passed, 1 a check failed, 2 a run could not
-complete, did not finish or checked nothing, bad input, or posting failed.
-
-`
+The comment keeps a collapsed list of the runs it replaced (head, verdict,
+the CPU cost of statistics), newest first.`
 
 // defaultResults is what 'patchproof report' reads with no file named: the
 // results of 'patchproof run' with its default --out.
@@ -45,7 +42,7 @@ const defaultResults = "patchproof-out/results.json"
 
 // reportCmd is 'patchproof report'.
 func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("report", stderr)
+	fs := newFlagSet("report", stdout)
 	var files listFlag
 	var cfg pipeline.Config
 	var expect, expectHead string
@@ -58,10 +55,6 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	fs.StringVar(&cfg.Out, "out", "", "write `DIR`/summary.md instead of printing the summary")
 	fs.StringVar(&expect, "expect-targets", "", "the `TARGETS` the results must cover, one per job (comma-separated): one missing makes the report incomplete")
 	fs.StringVar(&expectHead, "expect-head", "", "the planned head `COMMIT`: with --pr and --repo, every result must be of that PR and commit, and of --expect-targets only, or nothing is posted (exit 2)")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, reportUsage)
-		fs.PrintDefaults()
-	}
 	// Files and flags may come in any order: report --merge a.json b.json --post.
 	for {
 		if err := parseFlags(fs, args); err != nil {
@@ -104,6 +97,8 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	cfg.Stdout, cfg.Stderr = stdout, stderr
 	opt := cfg.ReportOptions()
 	opt.Expect = expected
+	// The comment lists the runs before this one: this run's entry.
+	opt.GitHub.Entry = report.HistoryEntry(rs, expected)
 	pub, err := report.Publish(ctx, opt, rs)
 	if pub != nil {
 		if pub.Summary != "" {

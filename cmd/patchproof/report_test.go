@@ -487,3 +487,34 @@ func TestReportExpectHead(t *testing.T) {
 		})
 	}
 }
+
+// report --post of a run for a moved head keeps the run before it, its
+// head and verdict, in the comment's list of earlier runs.
+func TestReportPostHistory(t *testing.T) {
+	cleanEnv(t)
+	f := fakePR(t)
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	t.Setenv("GITHUB_RUN_ID", "700")
+	if code, _, stderr := runReport(t, "--post", "--github-api", f.URL(), writeResult(t, jobResult("master", t0, results.StatusFailed))); code != 1 {
+		t.Fatalf("run 700: exit %d: %s", code, stderr)
+	}
+	const moved = "3d4e5f60718293a4b5c6d7e8f9012345678901ab"
+	f.AddPR(githubfake.PR{Owner: "php", Repo: "php-src", Number: 4242,
+		Base: githubfake.Branch{Ref: "master", SHA: strings.Repeat("1", 40)},
+		Head: githubfake.Branch{Ref: "atomic-stats", SHA: moved}})
+	second := jobResult("master", t0.Add(time.Hour), results.StatusPassed)
+	second.Targets[0].Head.Commit = moved
+	t.Setenv("GITHUB_RUN_ID", "701")
+	if code, _, stderr := runReport(t, "--post", "--github-api", f.URL(), writeResult(t, second)); code != 0 {
+		t.Fatalf("run 701: exit %d: %s", code, stderr)
+	}
+	cs := f.Comments("php", "php-src", 4242)
+	if len(cs) != 1 {
+		t.Fatalf("%d comments, want one", len(cs))
+	}
+	for _, want := range []string{"run=701", "<summary>Earlier runs (1)</summary>", "| 700 | `" + headSHA[:12] + "` | failed | — |"} {
+		if !strings.Contains(cs[0].Body, want) {
+			t.Errorf("comment lacks %q:\n%s", want, cs[0].Body)
+		}
+	}
+}

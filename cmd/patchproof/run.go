@@ -17,7 +17,7 @@ import (
 )
 
 func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error {
-	fs := newFlagSet("run", stderr)
+	fs := newFlagSet("run", stdout)
 	var cfg pipeline.Config
 	var variants, stages, backportTo, builder, profile, benchMode string
 	backports := backportFlag{}
@@ -65,7 +65,7 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		return err
 	}
 	if fs.NArg() > 0 {
-		return usageErrorf("run: unexpected argument %q", fs.Arg(0))
+		return fs.usageErrorf("unexpected argument %q", fs.Arg(0))
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })

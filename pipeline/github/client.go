@@ -70,6 +70,10 @@ type Options struct {
 	// answer wins.
 	Login string
 
+	// Entry is the run the comments this client posts show, for the
+	// list of earlier runs (Comment.Entry, where a comment says none).
+	Entry *HistoryEntry
+
 	// DryRun, when non-nil, receives what would be posted; no write
 	// endpoint is called. Reads still happen when a token is available.
 	DryRun io.Writer
@@ -149,6 +153,7 @@ type Client struct {
 	gh     *gh.Client
 	authed bool // a token was found
 	login  string
+	entry  *HistoryEntry
 	dryRun io.Writer
 	now    func() time.Time
 	// scrub removes the token from text that leaves the package. It is a
@@ -210,6 +215,7 @@ func New(opts Options) (*Client, error) {
 		gh:     g,
 		authed: token != "",
 		login:  o.Login,
+		entry:  o.Entry,
 		dryRun: o.DryRun,
 		now:    o.Now,
 		scrub:  scrubber(token),

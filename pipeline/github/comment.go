@@ -26,6 +26,11 @@ type Comment struct {
 	Run string
 	// Body is the Markdown to show, without the marker.
 	Body string
+	// Entry is this run as the list of earlier runs will show it once a
+	// later run replaces the comment; nil means Options.Entry. The list
+	// itself (HistoryEntry) is carried from the comment replaced, and
+	// appended to Body.
+	Entry *HistoryEntry
 }
 
 // Action is what UpsertComment did.
@@ -186,6 +191,19 @@ func (c *Client) UpsertComment(ctx context.Context, owner, repo string, number i
 		return Outcome{}, c.fail(op, fmt.Errorf("run %q: want a decimal run id or an RFC 3339 time", cm.Run))
 	}
 	want := ours{Run: cm.Run, Body: marker(cm.Key, cm.Run) + "\n" + cm.Body}
+	entry := cm.Entry
+	if entry == nil {
+		entry = c.entry
+	}
+	if entry != nil {
+		e := *entry
+		if e.Run == "" {
+			e.Run = cm.Run
+		}
+		if entry = &e; !e.valid() {
+			entry = nil
+		}
+	}
 	if n := utf8.RuneCountInString(want.Body); n > maxBody {
 		return Outcome{}, c.fail(op, fmt.Errorf("body is %d characters, GitHub takes at most %d", n, maxBody))
 	}
@@ -212,6 +230,11 @@ func (c *Client) UpsertComment(ctx context.Context, owner, repo string, number i
 	found, err := c.listOurs(ctx, owner, repo, number, login, cm.Key)
 	if err != nil {
 		return Outcome{}, c.fail(op, err)
+	}
+	// The earlier runs come from the comment this one replaces, the
+	// newest run's: they survive every edit, a force-push's included.
+	if b := marker(cm.Key, cm.Run) + "\n" + withHistory(cm.Body, newestOf(found).Body, entry); utf8.RuneCountInString(b) <= maxBody {
+		want.Body = b
 	}
 	p := reconcile(found, want, 0)
 
@@ -259,6 +282,18 @@ func (c *Client) UpsertComment(ctx context.Context, owner, repo string, number i
 		}
 	}
 	return Outcome{Action: p.action, CommentID: p.keep.ID, URL: p.keep.URL, Deleted: p.delete}, nil
+}
+
+// newestOf is the comment of found of the newest run (the last of those
+// that do not order); none is the zero ours.
+func newestOf(found []ours) ours {
+	var best ours
+	for i, f := range found {
+		if i == 0 || !newerRun(best.Run, f.Run) {
+			best = f
+		}
+	}
+	return best
 }
 
 // listOurs returns the comments on the PR written by login and marked with

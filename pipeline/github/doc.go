@@ -98,6 +98,24 @@
 // comment at the same moment: GitHub has no conditional update, so between
 // one run's read and its write another may write, and the later write wins.
 //
+// # Earlier runs
+//
+// A comment that replaces another keeps, below the body it is given, a
+// collapsed list of the runs it replaced, newest first: head, verdict and
+// the CPU cost of statistics ([HistoryEntry], from [Comment.Entry] or
+// Options.Entry), so that a force-push does not erase what a reviewer
+// compares a revision with. The list lives in a hidden marker on the
+// comment's last line (base64 JSON, read back only from our own comments,
+// every entry checked), so it survives every edit; list and marker stay
+// within [MaxHistory] characters, the oldest runs dropped first. Its text
+// is escaped as any untrusted text is.
+//
+// # Replies
+//
+// [Client.Reply] posts a plain comment, never sticky: the answer to one
+// trigger. A body that would begin with a command is refused, so the bot
+// never triggers itself.
+//
 // # The commit status
 //
 // [Client.SetStatus] orders runs as the comment does. A [Status] with a Run

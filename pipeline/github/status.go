@@ -231,8 +231,8 @@ type ourStatus struct {
 	st  *gh.RepoStatus
 }
 
-// eachOurStatus calls visit with the statuses of sha that login set in
-// the context, newest first, as GitHub lists them, until visit returns
+// eachOurStatus calls visit with the statuses of sha that login ("" for
+// anyone) set in the context, newest first, as GitHub lists them, until visit returns
 // false or there are no more.
 func (c *Client) eachOurStatus(ctx context.Context, owner, repo, sha, login, context string, visit func(ourStatus) bool) error {
 	opts := &gh.ListOptions{PerPage: 100}
@@ -242,7 +242,7 @@ func (c *Client) eachOurStatus(ctx context.Context, owner, repo, sha, login, con
 			return fmt.Errorf("list statuses: %w", err)
 		}
 		for _, st := range page {
-			if st.GetContext() != context || !strings.EqualFold(st.GetCreator().GetLogin(), login) {
+			if st.GetContext() != context || (login != "" && !strings.EqualFold(st.GetCreator().GetLogin(), login)) {
 				continue
 			}
 			if !visit(ourStatus{id: st.GetID(), run: statusRun(st.GetDescription()), st: st}) {

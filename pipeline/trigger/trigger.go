@@ -7,9 +7,11 @@
 //
 // # Triggers
 //
-//   - workflow_dispatch: the inputs pr, repository, backport_to and builder.
+//   - workflow_dispatch: the inputs pr, repository, backport_to and builder,
+//     and the options bench, threads and stages a comment may give.
 //   - issue_comment created on a pull request, whose first line is
-//     "/patchproof [BRANCHES|none] [SHA]" ([ParseCommand]).
+//     "/patchproof [BRANCHES|none] [SHA] [OPTION=VALUE...]" ([ParseCommand],
+//     [Grammar]); "/patchproof help" asks for the grammar ([ErrHelp]).
 //   - pull_request_target labeled with the label "patchproof".
 //
 // # Who may trigger
@@ -124,6 +126,16 @@ type Plan struct {
 	Targets   []string // Base, then each of Backports
 	ToolRepo  string
 	ToolSHA   string
+	// Bench, Threads and Stages are a comment's options, as patchproof
+	// run's --bench, --threads and --stages take them; "" for the
+	// workflow's defaults.
+	Bench, Threads, Stages string
+	// Supersedes are the PR's earlier heads a run still shows as pending
+	// ([Supersede]): with any, the plan's jobs cancel the runs in
+	// progress for the PR; without, they queue behind them.
+	Supersedes []string
+	// The head branch, where the PR's pushes are read.
+	headOwner, headName, headRef string
 
 	// Who asked, with what access, and what bound the head, for the log.
 	User       string
@@ -135,6 +147,9 @@ type Plan struct {
 // input, a user without write access, or a head the trigger does not bind.
 type RefusedError struct {
 	Reason string // one line
+	// NotATrigger is an event nobody meant as a trigger (another comment
+	// or label, an edit): nothing is answered on the PR.
+	NotATrigger bool
 }
 
 func (e *RefusedError) Error() string { return "trigger refused: " + e.Reason }
@@ -142,6 +157,15 @@ func (e *RefusedError) Error() string { return "trigger refused: " + e.Reason }
 func refusef(format string, a ...any) error {
 	return &RefusedError{Reason: fmt.Sprintf(format, a...)}
 }
+
+// notATrigger refuses an event that asked for nothing.
+func notATrigger(format string, a ...any) error {
+	return &RefusedError{Reason: fmt.Sprintf(format, a...), NotATrigger: true}
+}
+
+// ErrHelp is Decide's answer to "/patchproof help": nothing runs, and the
+// answer on the PR is [Grammar].
+var ErrHelp = errors.New("trigger: help asked")
 
 var (
 	repoRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
@@ -157,6 +181,7 @@ type request struct {
 	labelled                      string    // a label's head commit
 	commit                        string    // a comment's commit
 	commentAt                     time.Time // when a comment was written
+	bench, threads, stages        string    // a comment's options
 }
 
 // Decide reads the event in opt and returns the plan for it, or a
@@ -221,6 +246,8 @@ func Decide(ctx context.Context, api API, opt Options) (*Plan, error) {
 	p := &Plan{
 		Repo: r.repo, PR: number, Base: pr.BaseRef, HeadSHA: pr.HeadSHA, Builder: r.builder,
 		Targets: []string{pr.BaseRef}, User: r.user, Permission: perm, Bound: bound,
+		Bench: r.bench, Threads: r.threads, Stages: r.stages,
+		headOwner: pr.HeadOwner, headName: pr.HeadName, headRef: pr.HeadRef,
 	}
 	for _, b := range backports {
 		if !slices.Contains(p.Targets, b) {
@@ -264,17 +291,36 @@ func readRequest(opt Options, ev *event, where string) (request, error) {
 		if strings.TrimSpace(r.backportTo) == "" {
 			r.backportTo = "none" // an empty input is no backport, not the default
 		}
+		// The options a comment may give, checked as a comment's are; an
+		// empty input is the default.
+		var opts Command
+		for _, name := range []string{"bench", "threads", "stages"} {
+			v, ok, err := ev.input(name)
+			if err != nil {
+				return r, err
+			}
+			if v = strings.TrimSpace(commaRE.ReplaceAllString(v, ",")); ok && v != "" {
+				if err := opts.setOption(name, v); err != nil {
+					return r, err
+				}
+			}
+		}
+		r.bench, r.threads, r.stages = opts.Bench, opts.Threads, opts.Stages
 	case Comment:
 		if ev.Action != "created" {
-			return r, refusef("not a trigger: a comment %s, not created", ev.Action)
+			return r, notATrigger("not a trigger: a comment %s, not created", ev.Action)
 		}
 		if !ev.isPR() {
-			return r, refusef("not a trigger: a comment on issue #%d, which is not a pull request", ev.Issue.Number)
+			return r, notATrigger("not a trigger: a comment on issue #%d, which is not a pull request", ev.Issue.Number)
 		}
 		cmd, err := ParseCommand(ev.Comment.Body)
 		if err != nil {
 			return r, err
 		}
+		if cmd.Help {
+			return r, ErrHelp
+		}
+		r.bench, r.threads, r.stages = cmd.Bench, cmd.Threads, cmd.Stages
 		switch {
 		case cmd.None:
 			r.backportTo = "none"
@@ -288,14 +334,14 @@ func readRequest(opt Options, ev *event, where string) (request, error) {
 			strconv.Itoa(ev.Issue.Number), ev.Comment.User.Login, cmd.Commit, ev.Comment.CreatedAt
 	case Label:
 		if ev.Action != "labeled" || ev.Label.Name != LabelName {
-			return r, refusef("not a trigger: pull_request_target %s %q, not labeled %q", ev.Action, ev.Label.Name, LabelName)
+			return r, notATrigger("not a trigger: pull_request_target %s %q, not labeled %q", ev.Action, ev.Label.Name, LabelName)
 		}
 		if ev.PullRequest.Head.SHA == "" {
 			return r, refusef("the label event has no pull_request.head.sha")
 		}
 		r.pr, r.user, r.labelled = strconv.Itoa(ev.PullRequest.Number), ev.Sender.Login, ev.PullRequest.Head.SHA
 	default:
-		return r, refusef("unexpected event %s", cmp.Or(opt.EventName, `""`))
+		return r, notATrigger("unexpected event %s", cmp.Or(opt.EventName, `""`))
 	}
 	return r, nil
 }
@@ -430,6 +476,10 @@ func (p *Plan) Outputs() string {
 		{"matrix", compactJSON(matrix)},
 		{"tool_repo", p.ToolRepo},
 		{"tool_sha", p.ToolSHA},
+		{"bench", p.Bench},
+		{"threads", p.Threads},
+		{"stages", p.Stages},
+		{"supersedes", strconv.FormatBool(len(p.Supersedes) > 0)},
 	} {
 		b.WriteString(kv[0] + "=" + kv[1] + "\n")
 	}
@@ -450,7 +500,13 @@ func compactJSON(v any) string {
 // Notice is one line for the run's log: what runs, who asked, and why this
 // head.
 func (p *Plan) Notice() string {
-	return fmt.Sprintf("%s#%d at %s (%s): targets %s; builder %s; patchproof %s@%s; asked by %s (%s)",
-		p.Repo, p.PR, p.HeadSHA[:12], p.Bound, strings.Join(p.Targets, " "), p.Builder,
+	var opts string
+	for _, o := range [][2]string{{"bench", p.Bench}, {"threads", p.Threads}, {"stages", p.Stages}} {
+		if o[1] != "" {
+			opts += "; " + o[0] + " " + o[1]
+		}
+	}
+	return fmt.Sprintf("%s#%d at %s (%s): targets %s; builder %s%s; patchproof %s@%s; asked by %s (%s)",
+		p.Repo, p.PR, p.HeadSHA[:12], p.Bound, strings.Join(p.Targets, " "), p.Builder, opts,
 		p.ToolRepo, p.ToolSHA[:12], p.User, p.Permission)
 }

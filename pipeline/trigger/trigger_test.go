@@ -317,7 +317,7 @@ func TestBadInput(t *testing.T) {
 			refused: "not a patchproof command"},
 		{name: "three words",
 			event: trigger.Comment, payload: func(t *testing.T) []byte { return commentEvent(t, "write-user", "/patchproof a b c") },
-			refused: "not a patchproof command"},
+			refused: "too many words (a b c)"},
 		{name: "text after the branches",
 			event: trigger.Comment, payload: func(t *testing.T) []byte { return commentEvent(t, "write-user", "/patchproof PHP-8.4 please") },
 			refused: "please is not a commit"},
@@ -427,6 +427,21 @@ func TestParseCommand(t *testing.T) {
 		{"/patchproof deadbeef 2222222", trigger.Command{Backports: "deadbeef", Commit: "2222222"}},
 		// Six digits are no commit: a branch, which the plan then checks.
 		{"/patchproof abcdef", trigger.Command{Backports: "abcdef"}},
+		// Lists as people type them: spaces around the commas.
+		{"/patchproof PHP-8.4, PHP-8.5", trigger.Command{Backports: "PHP-8.4,PHP-8.5"}},
+		{"/patchproof PHP-8.4 ,PHP-8.5 , release/8.3 2222222", trigger.Command{Backports: "PHP-8.4,PHP-8.5,release/8.3", Commit: "2222222"}},
+		{"/patchproof PHP-8.4, PHP-8.5 bench=report", trigger.Command{Backports: "PHP-8.4,PHP-8.5", Bench: "report"}},
+		{"/patchproof bench=quick", trigger.Command{Bench: "quick"}},
+		{"/patchproof none 2222222 stages=codediff, tests", trigger.Command{None: true, Commit: "2222222", Stages: "checkout,build,codediff,tests"}},
+		// Options anywhere after the command.
+		{"/patchproof threads=1,4,16 PHP-8.4", trigger.Command{Backports: "PHP-8.4", Threads: "1,4,16"}},
+		{"/patchproof threads=16", trigger.Command{Threads: "16"}},
+		// "report" in a stage list selects nothing, as --stages reads it.
+		{"/patchproof stages=bench,report,build", trigger.Command{Stages: "checkout,build,bench"}},
+		// The prerequisites alone are what was asked.
+		{"/patchproof stages=checkout", trigger.Command{Stages: "checkout"}},
+		{"/patchproof help", trigger.Command{Help: true}},
+		{"/patchproof  help \r\nthanks", trigger.Command{Help: true}},
 	}
 	for _, tt := range tests {
 		got, err := trigger.ParseCommand(tt.line)
@@ -437,6 +452,50 @@ func TestParseCommand(t *testing.T) {
 		if d := cmp.Diff(tt.want, got); d != "" {
 			t.Errorf("ParseCommand(%q) (-want +got):\n%s", tt.line, d)
 		}
+	}
+}
+
+// Every refusal of a comment's words names the word and why.
+func TestParseCommandRefusals(t *testing.T) {
+	tests := []struct {
+		line    string
+		refused string
+		trigger bool // meant as a trigger: the PR gets an answer
+	}{
+		{"/patchproofing", "not a patchproof command", false},
+		{"/patchproof a b c", "too many words (a b c)", true},
+		{"/patchproof PHP-8.4 please", "please is not a commit (7 to 40 lowercase hex digits)", true},
+		{"/patchproof ABCDEF1", "ABCDEF1 is not a commit: name it in lowercase hex", true},
+		{"/patchproof bench=slow", `bench=slow: unknown benchmark settings "slow" (quick, report)`, true},
+		{"/patchproof bench=", "bench= has no value", true},
+		{"/patchproof bench=quick bench=report", "bench= is given twice", true},
+		{"/patchproof threads=0", `threads=0: "0" is not a thread count (1 or more)`, true},
+		{"/patchproof threads=4,x", `threads=4,x: "x" is not a thread count`, true},
+		{"/patchproof threads=4,,8", `threads=4,,8: "" is not a thread count`, true},
+		{"/patchproof threads=4,4", "threads=4,4: 4 is listed twice", true},
+		{"/patchproof threads=100000", "threads=100000: 100000 is more than 256 threads", true},
+		{"/patchproof stages=bogus", `stages=bogus: unknown stage "bogus" (stages: checkout,build,codediff,tests,race,bench)`, true},
+		{"/patchproof stages=tests,", "stages=tests,: an empty item", true},
+		{"/patchproof stages=report", "stages=report selects no stage", true},
+		{"/patchproof jobs=4", "unknown option jobs= (bench=, threads=, stages=)", true},
+		{"/patchproof $(id)=1", `unknown option "$(id)"=`, true},
+		{"/patchproof help me", "help takes nothing else", true},
+		{"/patchproof help PHP-8.4", "help takes nothing else: /patchproof help", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			_, err := trigger.ParseCommand(tt.line)
+			var re *trigger.RefusedError
+			if !errors.As(err, &re) {
+				t.Fatalf("ParseCommand(%q) = %v, want a refusal", tt.line, err)
+			}
+			if !strings.Contains(re.Reason, tt.refused) {
+				t.Errorf("refusal %q, want it to contain %q", re.Reason, tt.refused)
+			}
+			if re.NotATrigger == tt.trigger {
+				t.Errorf("NotATrigger = %v, want %v", re.NotATrigger, !tt.trigger)
+			}
+		})
 	}
 }
 
@@ -466,6 +525,10 @@ targets=["PHP-8.4","release/8.5","PHP-8.5"]
 matrix={"include":[{"target":"PHP-8.4","slug":"PHP-8.4"},{"target":"release/8.5","slug":"release_8.5"},{"target":"PHP-8.5","slug":"PHP-8.5"}]}
 tool_repo=patchproof/patchproof
 tool_sha=` + toolSHA + `
+bench=
+threads=
+stages=
+supersedes=false
 `
 	if d := cmp.Diff(want, p.Outputs()); d != "" {
 		t.Errorf("outputs (-want +got):\n%s", d)
@@ -529,4 +592,57 @@ func cmpOr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// A comment as people type it plans what it says: the branches despite
+// the spaces, the options as the jobs' outputs.
+func TestCommentOptions(t *testing.T) {
+	f := newFake(t)
+	p, err := decide(t, f, trigger.Comment, commentEvent(t, "write-user", "/patchproof PHP-8.4, PHP-8.5 bench=report threads=4,16 stages=bench, build"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []string{strings.Join(p.Targets, " "), p.Bench, p.Threads, p.Stages}
+	if d := cmp.Diff([]string{"master PHP-8.4 PHP-8.5", "report", "4,16", "checkout,build,bench"}, got); d != "" {
+		t.Errorf("targets, bench, threads, stages (-want +got):\n%s", d)
+	}
+	out := p.Outputs()
+	for _, line := range []string{"backport_to=PHP-8.4,PHP-8.5\n", "bench=report\n", "threads=4,16\n", "stages=checkout,build,bench\n"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("outputs lack %q:\n%s", line, out)
+		}
+	}
+	if n := "; bench report; threads 4,16; stages checkout,build,bench;"; !strings.Contains(p.Notice(), n) {
+		t.Errorf("notice %q lacks %q", p.Notice(), n)
+	}
+}
+
+// A dispatch's options are a comment's, checked alike.
+func TestDispatchOptions(t *testing.T) {
+	f := newFake(t)
+	p, err := decide(t, f, trigger.Dispatch, dispatchEvent(t, "write-user", map[string]any{"pr": "1", "repository": "php/php-src",
+		"bench": "quick", "threads": "2, 8", "stages": ""}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{p.Bench, p.Threads, p.Stages}; !cmp.Equal(got, []string{"quick", "2,8", ""}) {
+		t.Errorf("bench, threads, stages = %q", got)
+	}
+	_, err = decide(t, f, trigger.Dispatch, dispatchEvent(t, "write-user", map[string]any{"pr": "1", "repository": "php/php-src", "bench": "slow"}))
+	if got := refusal(t, err); !strings.Contains(got, `bench=slow: unknown benchmark settings "slow"`) {
+		t.Errorf("refusal %q", got)
+	}
+}
+
+// "/patchproof help" plans nothing and asks GitHub nothing: the answer is
+// the grammar.
+func TestHelp(t *testing.T) {
+	f := newFake(t)
+	p, err := decide(t, f, trigger.Comment, commentEvent(t, "none-user", "/patchproof help"))
+	if !errors.Is(err, trigger.ErrHelp) || p != nil {
+		t.Fatalf("Decide = %v, %v; want ErrHelp", p, err)
+	}
+	if n := len(f.Requests()); n != 0 {
+		t.Errorf("%d requests for help, want none", n)
+	}
 }

@@ -421,7 +421,8 @@ func (f *Fake) listStatuses(w http.ResponseWriter, r *http.Request) {
 }
 
 // knownCommit reports whether sha is the base or head of a PR of the
-// repository, or a commit of it as served (ServeGit); f.mu is held.
+// repository, a commit AddRef named, or a commit of it as served
+// (ServeGit); f.mu is held.
 func (f *Fake) knownCommit(owner, repo, sha string) bool {
 	for k, pr := range f.prs {
 		if k.owner == strings.ToLower(owner) && k.repo == strings.ToLower(repo) &&
@@ -429,6 +430,12 @@ func (f *Fake) knownCommit(owner, repo, sha string) bool {
 			return true
 		}
 	}
-	// A status may go on any commit of a served repository, as on GitHub.
+	// A status may go on any commit of a served repository, as on GitHub,
+	// and on a commit AddRef made known.
+	for _, c := range f.refs[repoOf(owner, repo)] {
+		if c == sha {
+			return true
+		}
+	}
 	return plumbing.IsHash(sha) && f.gitRef(repoOf(owner, repo), sha) == sha
 }
