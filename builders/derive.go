@@ -1,18 +1,17 @@
 package builders
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 )
 
 // A derived build starts from a copy of a finished build's tree (Spec.From)
@@ -78,6 +77,10 @@ func validRel(p string) bool {
 // sources a few megabytes.
 const maxRewrite = 32 << 20
 
+// maxChanged bounds a changed file copied from a head's source: php-src's
+// largest sources are a few megabytes.
+const maxChanged = 256 << 20
+
 // skipRewrite are the kinds of file that never hold configure's path as
 // text, or are binary: they are not read.
 var skipRewrite = []string{".o", ".a", ".so", ".phpt", ".php", ".inc", ".png", ".gif", ".jpg", ".gz"}
@@ -116,20 +119,14 @@ func derive(s Spec, tmp string) error {
 // configuredPath is the directory configure ran in, from the Makefile's
 // top_builddir line.
 func configuredPath(tree string) (string, error) {
-	f, err := openNoFollow(filepath.Join(tree, "Makefile"))
+	data, err := safefs.ReadFile(tree, "Makefile", maxRewrite)
 	if err != nil {
 		return "", fmt.Errorf("the derived-from tree: %w", err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(io.LimitReader(f, maxRewrite))
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		if p, ok := strings.CutPrefix(sc.Text(), "top_builddir = "); ok && filepath.IsAbs(p) {
+	for _, line := range strings.Split(string(data), "\n") {
+		if p, ok := strings.CutPrefix(line, "top_builddir = "); ok && filepath.IsAbs(p) {
 			return filepath.Clean(p), nil
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return "", fmt.Errorf("the derived-from tree's Makefile: %w", err)
 	}
 	return "", errors.New("the derived-from tree's Makefile has no absolute top_builddir")
 }
@@ -153,12 +150,11 @@ func rewritePath(tree, old, new string) error {
 		if fi.Size() > maxRewrite {
 			return nil
 		}
-		f, err := openNoFollow(p)
+		rel, err := filepath.Rel(tree, p)
 		if err != nil {
 			return err
 		}
-		data, err := io.ReadAll(io.LimitReader(f, maxRewrite+1))
-		f.Close()
+		data, err := safefs.ReadFile(tree, rel, maxRewrite)
 		if err != nil {
 			return err
 		}
@@ -253,13 +249,7 @@ func putChanged(src, tree string, changed []string) error {
 				return err
 			}
 		case fi.Mode().IsRegular():
-			in, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-			if err != nil {
-				return err
-			}
-			err = copyTo(in, to, fi.Mode().Perm())
-			in.Close()
-			if err != nil {
+			if err := safefs.CopyFile(src, name, to, maxChanged); err != nil {
 				return err
 			}
 		default:
@@ -267,22 +257,6 @@ func putChanged(src, tree string, changed []string) error {
 		}
 	}
 	return nil
-}
-
-func copyTo(in io.Reader, to string, perm fs.FileMode) error {
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
-}
-
-func openNoFollow(p string) (*os.File, error) {
-	return os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
 }
 
 // writableCopy gives the owner write access to a copy of a read-only

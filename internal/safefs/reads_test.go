@@ -31,6 +31,8 @@ var hostReads = map[string]string{
 	"pipeline/report/publish.go:":         "$GITHUB_STEP_SUMMARY, opened to append: the runner's",
 	"pipeline/results/file.go:":           "results.json, written by patchproof (read with a bound)",
 	"pipeline/run.go:machine":             "/proc and /etc/os-release, the kernel's and the machine's",
+	"pipeline/doctor.go:paranoidCheck":    "/proc/sys/kernel/perf_event_paranoid, the kernel's",
+	"pipeline/doctor.go:cgroupCheck":      "/proc/self/cgroup and cgroupfs, the kernel's",
 	"workloads/bench/benchtxt.go:":        "/proc/cpuinfo, the kernel's",
 	"workloads/cputime/":                  "/proc and cgroupfs, the kernel's",
 	"workloads/httpd/container.go:":       "the server's output file, opened to append by patchproof, never through a link (O_NOFOLLOW)",
