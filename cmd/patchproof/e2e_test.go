@@ -79,6 +79,29 @@ func TestE2EDemo(t *testing.T) {
 	if got := strings.Join(labels, " "); got != "base/nts base/tsan base/zts head/nts head/tsan head/zts" {
 		t.Errorf("builds = %s", got)
 	}
+	// Derived builds: each TSan build is its side's ZTS build with mysqlnd
+	// and its extensions instrumented, and a head built in this run was
+	// made from its base's tree (the change leaves the build system alone).
+	key := func(s side.Side, v builders.Variant) string {
+		for _, b := range tg.Builds {
+			if b.Side == s && b.Variant == v {
+				return b.Key
+			}
+		}
+		return ""
+	}
+	for _, b := range tg.Builds {
+		switch {
+		case b.Variant == builders.TSan:
+			if b.DerivedFrom == "" || b.DerivedFrom != key(b.Side, builders.ZTS) || !slices.Contains(b.Instrumented, "ext/mysqlnd/") {
+				t.Errorf("%s: derived from %q instrumenting %v, want %s's ZTS build with ext/mysqlnd/", b.Label, b.DerivedFrom, b.Instrumented, b.Side)
+			}
+		case b.Side == side.Head && !b.Cached:
+			if b.DerivedFrom == "" || b.DerivedFrom != key(side.Base, b.Variant) {
+				t.Errorf("%s: derived from %q, want base's %s build", b.Label, b.DerivedFrom, b.Variant)
+			}
+		}
+	}
 
 	// NTS: every mysqlnd function the same machine code (484 in 8.2.32).
 	cd := tg.CodeDiff
