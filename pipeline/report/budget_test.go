@@ -160,3 +160,25 @@ func TestStagesSkipped(t *testing.T) {
 		t.Errorf("stagesSkipped = %q, want %q", got, want)
 	}
 }
+
+// In a merge of one job per target, a stage another target's job skipped
+// (its backport did not apply, so it built nothing) is no caveat of this
+// target's: each verdict block reads its own job's stages.
+func TestVerdictCaveatsAreTheTargetsOwn(t *testing.T) {
+	rs := resultstest.PRJobs(resultstest.PRTargets...)
+	skipped := rs[len(rs)-1]
+	for _, s := range skipped.Stages {
+		if s.Name == "build" {
+			s.Status, s.StartedAt, s.Reason = results.StatusSkipped, nil, "no source trees: checkout did not finish"
+		}
+	}
+	rs = roundTrip(t, rs...)
+	var b bytes.Buffer
+	if err := RenderSummary(&b, rs); err != nil {
+		t.Fatal(err)
+	}
+	want := "stage build skipped (no source trees: checkout did not finish)"
+	if n := strings.Count(b.String(), want); n != 1 {
+		t.Errorf("%q appears %d times in the summary, want once (the skipped job's target only)", want, n)
+	}
+}

@@ -40,8 +40,14 @@ func (p *summaryWriter) verdictBlock(t results.JobTarget, rs []*results.Result, 
 	for _, s := range sections(t) {
 		byColumn[s.column] = s.Section
 	}
+	// What ran is the target's own job's: in a merge of one job per
+	// target, another target's skipped stage is not this one's.
+	own := rs
+	if t.Job != nil {
+		own = []*results.Result{t.Job}
+	}
 	var caveats []string
-	notRun := notRunReasons(rs)
+	notRun := notRunReasons(own)
 	for _, q := range questions {
 		s := byColumn[q.column]
 		var answer string
@@ -63,7 +69,7 @@ func (p *summaryWriter) verdictBlock(t results.JobTarget, rs []*results.Result, 
 		p.f("%d. %s: %s\n", q.n, q.label, answer)
 	}
 	p.f("5. %s\n", backportAnswer(t, rs))
-	caveats = append(caveats, stagesSkipped(rs)...)
+	caveats = append(caveats, stagesSkipped(own)...)
 	if len(caveats) > 0 {
 		p.f("- ⚠️ not gated: %s\n", strings.Join(caveats, "; "))
 	}
