@@ -316,6 +316,15 @@ func (c *Config) validate() error {
 	if c.ExpectHead != "" && (!plumbing.IsHash(c.ExpectHead) || strings.ToLower(c.ExpectHead) != c.ExpectHead) {
 		return &results.InputError{Input: "--expect-head " + c.ExpectHead, Err: errors.New("want a full commit hash (40 lowercase hex digits)")}
 	}
+	// The demo has refs of its own: a --base or --head without --repo or
+	// --pr names refs of a repository the run was not told of.
+	if c.Demo() {
+		for _, r := range []struct{ flag, ref string }{{"--base", c.Base}, {"--head", c.Head}} {
+			if r.ref != "" {
+				return &results.InputError{Input: r.flag + " " + r.ref, Err: errors.New("needs --repo or --pr (without them patchproof validates the bundled demo, with its own refs)")}
+			}
+		}
+	}
 	if !c.Demo() && c.PR == 0 && (c.Base == "" || c.Head == "") {
 		return &results.InputError{Input: "--repo " + c.Repo, Err: fmt.Errorf("--base and --head are needed with --repo")}
 	}

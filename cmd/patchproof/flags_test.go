@@ -77,6 +77,10 @@ func TestBadFlagValues(t *testing.T) {
 		{"backport-to a pattern", run("--backport-to", "PHP-8.*"), "--backport-to PHP-8.*"},
 		{"backport a pattern", run("--backport-to", "PHP-8.4", "--backport", "PHP-8.4=refs/heads/*"), "--backport PHP-8.4=refs/heads/*"},
 		{"target a pattern", run("--target", "PHP-*"), "--target PHP-*"},
+		{"repo empty", run("--repo", ""), `--repo ""`},
+		{"repo blank", run("--repo", " "), `--repo " "`},
+		{"base and head without repo", []string{"run", "--base", "PHP-8.2", "--head", "mysqlnd-atomic-stats"}, "--base PHP-8.2"},
+		{"head without repo", []string{"run", "--head", "mysqlnd-atomic-stats"}, "--head mysqlnd-atomic-stats"},
 
 		{"report: GitHub API not a URL", []string{"report", "--post", "--pr", "1", "--github-api", "::bad", "RESULTS"}, "--github-api ::bad"},
 		{"report: negative PR", []string{"report", "--post", "--pr", "-3", "RESULTS"}, "--pr -3"},
@@ -118,6 +122,9 @@ func TestBadFlagValues(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(cache, "mirrors")); !os.IsNotExist(err) {
 				t.Errorf("bad input fetched into the cache's mirrors")
+			}
+			if _, err := os.Stat(filepath.Join(cache, "demo")); !os.IsNotExist(err) {
+				t.Errorf("bad input prepared the bundled demo")
 			}
 		})
 	}

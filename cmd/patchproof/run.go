@@ -69,6 +69,12 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	// An empty --repo is the demo's spelling in Config: given on the
+	// command line it is a mistake (an unset variable), not a request to
+	// validate the bundled demo.
+	if given["repo"] && strings.TrimSpace(cfg.Repo) == "" {
+		return &results.InputError{Input: fmt.Sprintf("--repo %q", cfg.Repo), Err: errors.New("names no repository (leave --repo out to validate the bundled demo)")}
+	}
 	var err error
 	if cfg.Variants, err = parseList("--variants", variants, builders.ParseVariant); err != nil {
 		return err
