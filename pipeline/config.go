@@ -368,6 +368,9 @@ func (c *Config) validateValues() error {
 		if err := bench.CheckCPUList(l.v); err != nil {
 			return &results.InputError{Input: l.flag + " " + l.v, Err: err}
 		}
+		if err := bench.CheckCPUsUsable(l.v); err != nil {
+			return &results.InputError{Input: l.flag + " " + l.v, Err: err}
+		}
 	}
 	if err := codediff.CheckObjects(c.Objects); err != nil {
 		return &results.InputError{Input: "--objects " + c.Objects, Err: err}

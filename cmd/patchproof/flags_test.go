@@ -37,6 +37,10 @@ func TestBadFlagValues(t *testing.T) {
 		{"load CPUs open range", run("--load-cpus", "1-"), "--load-cpus 1-"},
 		{"database CPUs backwards", run("--db-cpus", "3-1"), "--db-cpus 3-1"},
 		{"CPUs empty item", run("--server-cpus", "0,,2"), "--server-cpus 0,,2"},
+		// No machine this runs on has CPU 100000 (a CPU set holds 1024).
+		{"server CPUs not on this machine", run("--server-cpus", "100000"), "--server-cpus 100000"},
+		{"load CPUs past this machine's", run("--load-cpus", "0-100000"), "--load-cpus 0-100000"},
+		{"database CPUs not on this machine", run("--db-cpus", "100000-100002"), "--db-cpus 100000-100002"},
 		{"negative fetch timeout", run("--fetch-timeout", "-1s"), "--fetch-timeout -1s"},
 		{"negative fetch idle timeout", run("--fetch-idle-timeout", "-5m"), "--fetch-idle-timeout -5m0s"},
 		{"negative max tree files", run("--max-tree-files", "-1"), "--max-tree-files -1"},
