@@ -223,9 +223,20 @@ func (c *Config) actionsRunURL() string {
 // Demo reports whether the run validates the bundled demo.
 func (c *Config) Demo() bool { return c.Repo == "" && c.PR == 0 }
 
-// minRaceRequests is the fewest concurrent requests that make a
+// MinRaceRequests is the fewest concurrent requests that make a
 // concurrency check worth its name: below it, threads rarely meet.
-const minRaceRequests = 100
+const MinRaceRequests = 100
+
+// The most of each count a run takes: far above what a runner uses (the
+// defaults are 16 threads, 40 passes, 20000 requests), and below what
+// would run for days or exhaust the machine's memory and processes
+// before the error came. The flags' help names them.
+const (
+	MaxJobs         = 256     // --jobs
+	MaxThreads      = 256     // --threads, each count of a list
+	MaxPasses       = 1000    // --passes: 1000 of 2 s is over half an hour a side
+	MaxRaceRequests = 1000000 // --race-requests
+)
 
 // wants reports whether --stages selected s.
 func (c *Config) wants(s Stage) bool { return c.Stages.Has(s.String()) }
@@ -298,8 +309,8 @@ func (c *Config) validate() error {
 	if err := c.validateValues(); err != nil {
 		return err
 	}
-	if c.RaceRequests < 0 || (c.RaceRequests > 0 && c.RaceRequests < minRaceRequests) {
-		return &results.InputError{Input: fmt.Sprintf("--race-requests %d", c.RaceRequests), Err: fmt.Errorf("want at least %d (0: the default)", minRaceRequests)}
+	if c.RaceRequests < 0 || (c.RaceRequests > 0 && c.RaceRequests < MinRaceRequests) {
+		return &results.InputError{Input: fmt.Sprintf("--race-requests %d", c.RaceRequests), Err: fmt.Errorf("want at least %d (0: the default)", MinRaceRequests)}
 	}
 	if c.Out == "" {
 		return &results.InputError{Input: "--out", Err: fmt.Errorf("no output directory given")}
@@ -340,6 +351,19 @@ func (c *Config) validateValues() error {
 	}{{"--jobs", c.Jobs}, {"--threads", c.Threads}, {"--passes", c.Passes}} {
 		if n.v < 0 {
 			return &results.InputError{Input: fmt.Sprintf("%s %d", n.flag, n.v), Err: errors.New("must be 1 or more (0 or none: the default)")}
+		}
+	}
+	for _, n := range []struct {
+		flag   string
+		v, max int
+	}{{"--jobs", c.Jobs, MaxJobs}, {"--threads", c.Threads, MaxThreads}, {"--passes", c.Passes, MaxPasses}, {"--race-requests", c.RaceRequests, MaxRaceRequests}} {
+		if n.v > n.max {
+			return &results.InputError{Input: fmt.Sprintf("%s %d", n.flag, n.v), Err: fmt.Errorf("at most %d", n.max)}
+		}
+	}
+	for _, n := range c.Sweep {
+		if n < 1 || n > MaxThreads {
+			return &results.InputError{Input: "--threads " + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(c.Sweep)), ","), "[]"), Err: fmt.Errorf("%d: a thread count is 1 to %d", n, MaxThreads)}
 		}
 	}
 	for _, l := range []struct {

@@ -33,7 +33,7 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&builder, "builder", string(builders.KindHost), "where to build: host or docker")
 	fs.StringVar(&profile, "profile", string(builders.ProfileMySQL), "configure profile: mysql or official")
 	fs.StringVar(&stages, "stages", "", "run only these `STAGES` ("+strings.Join(pipeline.StageNames(), ",")+")")
-	fs.IntVar(&cfg.Jobs, "jobs", 0, "concurrent builds and test runs (default: CPUs/2)")
+	fs.IntVar(&cfg.Jobs, "jobs", 0, fmt.Sprintf("concurrent builds and test runs, at most %d (default: CPUs/2)", pipeline.MaxJobs))
 	fs.StringVar(&cfg.Out, "out", "patchproof-out", "run `DIR`: results.json, summary.md, logs, trees")
 	fs.StringVar(&cfg.Cache, "cache", "", "cache `DIR`: mirrors, demo, builds (default ~/.cache/patchproof)")
 	fs.DurationVar(&cfg.Limits.FetchIdle, "fetch-idle-timeout", checkout.DefaultFetchIdle, "fail a fetch that receives nothing from the remote for `DURATION`")
@@ -45,13 +45,13 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.IntVar(&cfg.Limits.TreeFiles, "max-tree-files", checkout.DefaultTreeFiles, "fail exporting a commit of more than `N` files and directories")
 	fs.StringVar(&benchMode, "bench", string(pipeline.BenchQuick), "benchmark settings: quick (40 CPU windows of 1 s) or report (30 of 2 s, longer counted windows)")
 	var threads string
-	fs.StringVar(&threads, "threads", "", "PHP threads of the benchmark's and the concurrency check's server (default 16); a `LIST` such as 1,2,4,8,16,32 also measures the CPU cost of statistics at each count (the scaling chart), the full benchmark at 16 or the largest")
+	fs.StringVar(&threads, "threads", "", fmt.Sprintf("PHP threads of the benchmark's and the concurrency check's server, 1 to %d (default 16); a `LIST` such as 1,2,4,8,16,32 (each count once) also measures the CPU cost of statistics at each count (the scaling chart), the full benchmark at 16 or the largest", pipeline.MaxThreads))
 	var measures string
 	fs.StringVar(&measures, "bench-measures", "", "the benchmark's `MEASURES` (cpu,locks,instructions,profile; default all)")
 	fs.BoolVar(&cfg.AA, "aa", false, "benchmark base against itself as if it were head (A/A: every verdict is a false one)")
 	fs.BoolVar(&cfg.NoPin, "no-pin", false, "leave the benchmark unpinned on a small machine (by default, with 4 CPUs or fewer and no --*-cpus, the server gets half of them)")
-	fs.IntVar(&cfg.RaceRequests, "race-requests", 0, "requests the concurrency check serves at once on each ZTS build (default 20000)")
-	fs.IntVar(&cfg.Passes, "passes", 0, "benchmark CPU passes (default 40 of 1 s quick, 30 of 2 s report)")
+	fs.IntVar(&cfg.RaceRequests, "race-requests", 0, fmt.Sprintf("requests the concurrency check serves at once on each ZTS build, %d to %d (default 20000)", pipeline.MinRaceRequests, pipeline.MaxRaceRequests))
+	fs.IntVar(&cfg.Passes, "passes", 0, fmt.Sprintf("benchmark CPU passes, at most %d (default 40 of 1 s quick, 30 of 2 s report)", pipeline.MaxPasses))
 	fs.StringVar(&cfg.ServerCPUs, "server-cpus", "", "pin the benchmark's server to `CPUS` (taskset list)")
 	fs.StringVar(&cfg.LoadCPUs, "load-cpus", "", "pin wrk to `CPUS`")
 	fs.StringVar(&cfg.DBCPUs, "db-cpus", "", "pin MariaDB to `CPUS`")
@@ -137,8 +137,8 @@ func threadCounts(s string) (main int, sweep []int, err error) {
 	}
 	for _, it := range items {
 		n, err := strconv.Atoi(it)
-		if err != nil || n < 1 {
-			return 0, nil, &results.InputError{Input: "--threads " + s, Err: fmt.Errorf("%q is not a thread count (1 or more)", it)}
+		if err != nil || n < 1 || n > pipeline.MaxThreads {
+			return 0, nil, &results.InputError{Input: "--threads " + s, Err: fmt.Errorf("%q is not a thread count (1 to %d)", it, pipeline.MaxThreads)}
 		}
 		if slices.Contains(sweep, n) {
 			return 0, nil, &results.InputError{Input: "--threads " + s, Err: fmt.Errorf("%d is listed twice", n)}
