@@ -279,7 +279,10 @@ type StageSet struct {
 // name it.
 func ParseStageSet(items []string) (StageSet, error) {
 	set := StageSet{names: []string{}, some: true}
-	for _, s := range items {
+	for i, s := range items {
+		if slices.Contains(items[:i], s) {
+			return StageSet{}, fmt.Errorf("stage %q is listed twice", s)
+		}
 		switch {
 		case s == reportStep:
 		case slices.Contains(StageNames(), s):
@@ -308,6 +311,16 @@ func (s StageSet) Names() []string {
 func (c *Config) validate() error {
 	if err := c.validateValues(); err != nil {
 		return err
+	}
+	for i, v := range c.Variants {
+		if slices.Contains(c.Variants[:i], v) {
+			return &results.InputError{Input: "--variants " + joinVariants(c.Variants), Err: fmt.Errorf("%q is listed twice", v)}
+		}
+	}
+	for i, b := range c.BackportTo {
+		if slices.Contains(c.BackportTo[:i], b) {
+			return &results.InputError{Input: "--backport-to " + strings.Join(c.BackportTo, ","), Err: fmt.Errorf("%q is listed twice", b)}
+		}
 	}
 	if c.RaceRequests < 0 || (c.RaceRequests > 0 && c.RaceRequests < MinRaceRequests) {
 		return &results.InputError{Input: fmt.Sprintf("--race-requests %d", c.RaceRequests), Err: fmt.Errorf("want at least %d (0: the default)", MinRaceRequests)}
@@ -340,6 +353,14 @@ func (c *Config) validate() error {
 		return &results.InputError{Input: "--repo " + c.Repo, Err: fmt.Errorf("--base and --head are needed with --repo")}
 	}
 	return c.validateRefs()
+}
+
+func joinVariants(vs []builders.Variant) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = string(v)
+	}
+	return strings.Join(s, ",")
 }
 
 // validateValues checks the numbers, CPU lists, the objects glob and the

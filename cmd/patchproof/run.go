@@ -182,8 +182,10 @@ func parseList[T any](flag, s string, parse func(string) (T, error)) ([]T, error
 }
 
 // splitList splits the comma-separated value of flag. An empty item
-// ("a,,b", ",") is bad input, and so is an empty value unless none means
-// something for the flag (noneOK: --backport-to "" backports nowhere).
+// ("a,,b", ",") is bad input, and so is an item listed twice (a typo: the
+// run would build or check it twice), and an empty value unless none
+// means something for the flag (noneOK: --backport-to "" backports
+// nowhere).
 func splitList(flag, s string, noneOK bool) ([]string, error) {
 	bad := func(why string) error {
 		return &results.InputError{Input: strings.TrimSpace(flag + " " + s), Err: errors.New(why)}
@@ -198,6 +200,9 @@ func splitList(flag, s string, noneOK bool) ([]string, error) {
 	for _, f := range strings.Split(s, ",") {
 		if f = strings.TrimSpace(f); f == "" {
 			return nil, bad("an empty item in the list")
+		}
+		if slices.Contains(out, f) {
+			return nil, bad(fmt.Sprintf("%q is listed twice", f))
 		}
 		out = append(out, f)
 	}
