@@ -331,6 +331,15 @@ func (c *Config) validate() error {
 	if c.PR < 0 {
 		return &results.InputError{Input: fmt.Sprintf("--pr %d", c.PR), Err: fmt.Errorf("not a pull request number")}
 	}
+	// Both only change what --post does: without it they would be
+	// ignored, and the one who gave them would believe a post was sent
+	// elsewhere, or that none would be.
+	if !c.Post && c.PostTo != "" {
+		return &results.InputError{Input: "--post-to " + c.PostTo, Err: errors.New("only says where --post posts: give --post too")}
+	}
+	if !c.Post && c.DryRun {
+		return &results.InputError{Input: "--dry-run", Err: errors.New("only changes what --post does: give --post too")}
+	}
 	if c.postToErr != nil {
 		return &results.InputError{Input: "--post-to " + c.PostTo, Err: c.postToErr}
 	}

@@ -94,6 +94,8 @@ func TestBadFlagValues(t *testing.T) {
 		{"backport-to a pattern", run("--backport-to", "PHP-8.*"), "--backport-to PHP-8.*"},
 		{"backport a pattern", run("--backport-to", "PHP-8.4", "--backport", "PHP-8.4=refs/heads/*"), "--backport PHP-8.4=refs/heads/*"},
 		{"target a pattern", run("--target", "PHP-*"), "--target PHP-*"},
+		{"post-to without post", run("--post-to", "php/php-src#4242"), "--post-to php/php-src#4242"},
+		{"dry-run without post", run("--dry-run"), "--dry-run"},
 		{"repo empty", run("--repo", ""), `--repo ""`},
 		{"repo blank", run("--repo", " "), `--repo " "`},
 		{"base and head without repo", []string{"run", "--base", "PHP-8.2", "--head", "mysqlnd-atomic-stats"}, "--base PHP-8.2"},

@@ -57,9 +57,9 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&cfg.DBCPUs, "db-cpus", "", "pin MariaDB to `CPUS`")
 	fs.BoolVar(&cfg.ExpectNTSNoop, "expect-nts-noop", true, "fail when any NTS machine code changes")
 	fs.StringVar(&cfg.Objects, "objects", "ext/mysqlnd/*.o", "object files to compare, a `GLOB` relative to a build")
-	fs.StringVar(&cfg.PostTo, "post-to", "", "with --post: the PR to post on when it is not the one validated (`OWNER/REPO#N` or its URL), e.g. for the demo")
+	fs.StringVar(&cfg.PostTo, "post-to", "", "with --post (refused without it): the PR to post on when it is not the one validated (`OWNER/REPO#N` or its URL), e.g. for the demo")
 	fs.BoolVar(&cfg.Post, "post", false, "post the summary comment and commit status on the PR")
-	fs.BoolVar(&cfg.DryRun, "dry-run", false, "with --post: print what would be posted")
+	fs.BoolVar(&cfg.DryRun, "dry-run", false, "with --post (refused without it): print what would be posted, and post nothing")
 	fs.StringVar(&cfg.GitHubAPI, "github-api", "", "GitHub REST API `URL` to post to (default $PATCHPROOF_GITHUB_API, else https://api.github.com/)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
