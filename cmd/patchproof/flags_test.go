@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
@@ -226,4 +227,95 @@ func TestLimitFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An --out that is, holds or is inside the repository validated or the
+// cache is refused before anything is written there: the run writes and
+// the workflow removes --out.
+func TestOutApart(t *testing.T) {
+	cleanEnv(t)
+	for _, tt := range []struct {
+		name string
+		// setup returns --repo, --cache and --out under dir.
+		setup func(t *testing.T, dir string) (repo, cache, out string)
+		names string // what the one line must say besides --out
+	}{
+		{"out is the repository", func(t *testing.T, dir string) (string, string, string) {
+			repo := smallPHPRepo(t)
+			return repo, filepath.Join(dir, "cache"), repo
+		}, "is the repository"},
+		{"out inside the repository", func(t *testing.T, dir string) (string, string, string) {
+			repo := smallPHPRepo(t)
+			return repo, filepath.Join(dir, "cache"), filepath.Join(repo, "out")
+		}, "is inside the repository"},
+		{"out holds the repository", func(t *testing.T, dir string) (string, string, string) {
+			repo := smallPHPRepo(t)
+			return repo, filepath.Join(dir, "cache"), filepath.Dir(repo)
+		}, "holds the repository"},
+		{"out is the repository's file URL", func(t *testing.T, dir string) (string, string, string) {
+			repo := smallPHPRepo(t)
+			return "file://" + repo, filepath.Join(dir, "cache"), repo
+		}, "is the repository"},
+		{"out a link to the repository", func(t *testing.T, dir string) (string, string, string) {
+			repo := smallPHPRepo(t)
+			link := filepath.Join(dir, "link")
+			if err := os.Symlink(repo, link); err != nil {
+				t.Fatal(err)
+			}
+			return repo, filepath.Join(dir, "cache"), filepath.Join(link, "out")
+		}, "is inside the repository"},
+		{"out is the cache", func(t *testing.T, dir string) (string, string, string) {
+			c := filepath.Join(dir, "cache")
+			return smallPHPRepo(t), c, c
+		}, "is the cache"},
+		{"out inside the cache", func(t *testing.T, dir string) (string, string, string) {
+			c := filepath.Join(dir, "cache")
+			return smallPHPRepo(t), c, filepath.Join(c, "out")
+		}, "is inside the cache"},
+		{"out holds the cache", func(t *testing.T, dir string) (string, string, string) {
+			return smallPHPRepo(t), filepath.Join(dir, "out", "cache"), filepath.Join(dir, "out")
+		}, "holds the cache"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			repo, cache, out := tt.setup(t, dir)
+			local := strings.TrimPrefix(repo, "file://")
+			before := listTree(t, local)
+			var stdout, stderr bytes.Buffer
+			err := patchproof(context.Background(), &stdout, &stderr, []string{"run", "--repo", repo,
+				"--base", "PHP-8.2", "--head", "mysqlnd-atomic-stats", "--stages", "checkout", "--cache", cache, "--out", out})
+			if code := exitCode(&stderr, err); code != 2 {
+				t.Fatalf("exit %d, want 2 (err %v)", code, err)
+			}
+			line := strings.TrimSuffix(stderr.String(), "\n")
+			if strings.Contains(line, "\n") || !strings.Contains(line, "--out "+out) || !strings.Contains(line, tt.names) {
+				t.Errorf("stderr %q: want one line naming --out %s and saying %q", stderr.String(), out, tt.names)
+			}
+			if d := cmp.Diff(before, listTree(t, local)); d != "" {
+				t.Errorf("the repository changed (-before +after):\n%s", d)
+			}
+			for _, p := range []string{filepath.Join(out, "logs"), filepath.Join(out, "results.json"), filepath.Join(cache, "mirrors"), filepath.Join(cache, "runs")} {
+				if _, err := os.Lstat(p); !os.IsNotExist(err) {
+					t.Errorf("bad input wrote %s", p)
+				}
+			}
+		})
+	}
+}
+
+// listTree lists the paths under dir.
+func listTree(t *testing.T, dir string) []string {
+	t.Helper()
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return paths
 }
