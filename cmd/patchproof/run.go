@@ -34,7 +34,7 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&profile, "profile", string(builders.ProfileMySQL), "configure profile: mysql or official")
 	fs.StringVar(&stages, "stages", "", "run only these `STAGES` ("+strings.Join(pipeline.StageNames(), ",")+")")
 	fs.IntVar(&cfg.Jobs, "jobs", 0, fmt.Sprintf("concurrent builds and test runs, at most %d (default: CPUs/2)", pipeline.MaxJobs))
-	fs.StringVar(&cfg.Out, "out", "patchproof-out", "run `DIR`: results.json, summary.md, logs, trees")
+	fs.StringVar(&cfg.Out, "out", "patchproof-out", "run `DIR`: results.json, summary.md, logs, trees; apart from a local --repo and from --cache (neither it, inside it, nor holding it)")
 	fs.StringVar(&cfg.Cache, "cache", "", "cache `DIR`: mirrors, demo, builds (default ~/.cache/patchproof)")
 	fs.DurationVar(&cfg.Limits.FetchIdle, "fetch-idle-timeout", checkout.DefaultFetchIdle, "fail a fetch that receives nothing from the remote for `DURATION`")
 	fs.DurationVar(&cfg.Limits.FetchTotal, "fetch-timeout", checkout.DefaultFetchTotal, "fail fetching the run's refs from the remote when it takes longer than `DURATION`")
