@@ -223,9 +223,20 @@ func (c *Config) actionsRunURL() string {
 // Demo reports whether the run validates the bundled demo.
 func (c *Config) Demo() bool { return c.Repo == "" && c.PR == 0 }
 
-// minRaceRequests is the fewest concurrent requests that make a
+// MinRaceRequests is the fewest concurrent requests that make a
 // concurrency check worth its name: below it, threads rarely meet.
-const minRaceRequests = 100
+const MinRaceRequests = 100
+
+// The most of each count a run takes: far above what a runner uses (the
+// defaults are 16 threads, 40 passes, 20000 requests), and below what
+// would run for days or exhaust the machine's memory and processes
+// before the error came. The flags' help names them.
+const (
+	MaxJobs         = 256     // --jobs
+	MaxThreads      = 256     // --threads, each count of a list
+	MaxPasses       = 1000    // --passes: 1000 of 2 s is over half an hour a side
+	MaxRaceRequests = 1000000 // --race-requests
+)
 
 // wants reports whether --stages selected s.
 func (c *Config) wants(s Stage) bool { return c.Stages.Has(s.String()) }
@@ -268,7 +279,10 @@ type StageSet struct {
 // name it.
 func ParseStageSet(items []string) (StageSet, error) {
 	set := StageSet{names: []string{}, some: true}
-	for _, s := range items {
+	for i, s := range items {
+		if slices.Contains(items[:i], s) {
+			return StageSet{}, fmt.Errorf("stage %q is listed twice", s)
+		}
 		switch {
 		case s == reportStep:
 		case slices.Contains(StageNames(), s):
@@ -298,14 +312,33 @@ func (c *Config) validate() error {
 	if err := c.validateValues(); err != nil {
 		return err
 	}
-	if c.RaceRequests < 0 || (c.RaceRequests > 0 && c.RaceRequests < minRaceRequests) {
-		return &results.InputError{Input: fmt.Sprintf("--race-requests %d", c.RaceRequests), Err: fmt.Errorf("want at least %d (0: the default)", minRaceRequests)}
+	for i, v := range c.Variants {
+		if slices.Contains(c.Variants[:i], v) {
+			return &results.InputError{Input: "--variants " + joinVariants(c.Variants), Err: fmt.Errorf("%q is listed twice", v)}
+		}
+	}
+	for i, b := range c.BackportTo {
+		if slices.Contains(c.BackportTo[:i], b) {
+			return &results.InputError{Input: "--backport-to " + strings.Join(c.BackportTo, ","), Err: fmt.Errorf("%q is listed twice", b)}
+		}
+	}
+	if c.RaceRequests < 0 || (c.RaceRequests > 0 && c.RaceRequests < MinRaceRequests) {
+		return &results.InputError{Input: fmt.Sprintf("--race-requests %d", c.RaceRequests), Err: fmt.Errorf("want at least %d (0: the default)", MinRaceRequests)}
 	}
 	if c.Out == "" {
 		return &results.InputError{Input: "--out", Err: fmt.Errorf("no output directory given")}
 	}
 	if c.PR < 0 {
 		return &results.InputError{Input: fmt.Sprintf("--pr %d", c.PR), Err: fmt.Errorf("not a pull request number")}
+	}
+	// Both only change what --post does: without it they would be
+	// ignored, and the one who gave them would believe a post was sent
+	// elsewhere, or that none would be.
+	if !c.Post && c.PostTo != "" {
+		return &results.InputError{Input: "--post-to " + c.PostTo, Err: errors.New("only says where --post posts: give --post too")}
+	}
+	if !c.Post && c.DryRun {
+		return &results.InputError{Input: "--dry-run", Err: errors.New("only changes what --post does: give --post too")}
 	}
 	if c.postToErr != nil {
 		return &results.InputError{Input: "--post-to " + c.PostTo, Err: c.postToErr}
@@ -316,10 +349,27 @@ func (c *Config) validate() error {
 	if c.ExpectHead != "" && (!plumbing.IsHash(c.ExpectHead) || strings.ToLower(c.ExpectHead) != c.ExpectHead) {
 		return &results.InputError{Input: "--expect-head " + c.ExpectHead, Err: errors.New("want a full commit hash (40 lowercase hex digits)")}
 	}
+	// The demo has refs of its own: a --base or --head without --repo or
+	// --pr names refs of a repository the run was not told of.
+	if c.Demo() {
+		for _, r := range []struct{ flag, ref string }{{"--base", c.Base}, {"--head", c.Head}} {
+			if r.ref != "" {
+				return &results.InputError{Input: r.flag + " " + r.ref, Err: errors.New("needs --repo or --pr (without them patchproof validates the bundled demo, with its own refs)")}
+			}
+		}
+	}
 	if !c.Demo() && c.PR == 0 && (c.Base == "" || c.Head == "") {
 		return &results.InputError{Input: "--repo " + c.Repo, Err: fmt.Errorf("--base and --head are needed with --repo")}
 	}
 	return c.validateRefs()
+}
+
+func joinVariants(vs []builders.Variant) string {
+	s := make([]string, len(vs))
+	for i, v := range vs {
+		s[i] = string(v)
+	}
+	return strings.Join(s, ",")
 }
 
 // validateValues checks the numbers, CPU lists, the objects glob and the
@@ -331,6 +381,19 @@ func (c *Config) validateValues() error {
 	}{{"--jobs", c.Jobs}, {"--threads", c.Threads}, {"--passes", c.Passes}} {
 		if n.v < 0 {
 			return &results.InputError{Input: fmt.Sprintf("%s %d", n.flag, n.v), Err: errors.New("must be 1 or more (0 or none: the default)")}
+		}
+	}
+	for _, n := range []struct {
+		flag   string
+		v, max int
+	}{{"--jobs", c.Jobs, MaxJobs}, {"--threads", c.Threads, MaxThreads}, {"--passes", c.Passes, MaxPasses}, {"--race-requests", c.RaceRequests, MaxRaceRequests}} {
+		if n.v > n.max {
+			return &results.InputError{Input: fmt.Sprintf("%s %d", n.flag, n.v), Err: fmt.Errorf("at most %d", n.max)}
+		}
+	}
+	for _, n := range c.Sweep {
+		if n < 1 || n > MaxThreads {
+			return &results.InputError{Input: "--threads " + strings.Trim(strings.Join(strings.Fields(fmt.Sprint(c.Sweep)), ","), "[]"), Err: fmt.Errorf("%d: a thread count is 1 to %d", n, MaxThreads)}
 		}
 	}
 	for _, l := range []struct {
@@ -357,6 +420,9 @@ func (c *Config) validateValues() error {
 			continue
 		}
 		if err := bench.CheckCPUList(l.v); err != nil {
+			return &results.InputError{Input: l.flag + " " + l.v, Err: err}
+		}
+		if err := bench.CheckCPUsUsable(l.v); err != nil {
 			return &results.InputError{Input: l.flag + " " + l.v, Err: err}
 		}
 	}

@@ -44,6 +44,9 @@ func TestParseStageSet(t *testing.T) {
 		// The report is every run's last step; scripts still name it.
 		{"and the report", []string{"checkout", "report"}, true, []string{"checkout"}},
 		{"the report alone", []string{"report"}, true, []string{}},
+		// A comment's stages= reaches here without the CLI's list check.
+		{"a stage twice", []string{"checkout", "build", "checkout"}, false, nil},
+		{"the report twice", []string{"report", "report"}, false, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s, err := ParseStageSet(tt.items)

@@ -28,6 +28,7 @@ import (
 	"github.com/patchproof/patchproof/internal/cachedir"
 	"github.com/patchproof/patchproof/internal/proc"
 	"github.com/patchproof/patchproof/internal/version"
+	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/report"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
@@ -150,6 +151,11 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 		if cache, err = cachedir.Default(cfg.Getenv); err != nil {
 			return nil, err
 		}
+	}
+	// Before the cache is made: an --out that overlaps it is refused
+	// with nothing written.
+	if err := checkOutApart(&cfg, cache); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(cache, 0o755); err != nil {
 		return nil, &results.InputError{Input: "--cache " + cache, Err: err}
@@ -323,6 +329,63 @@ func publish(ctx context.Context, r *Run, interrupted bool) error {
 	}
 	r.Progress.StageEnd(reportStep, err)
 	return err
+}
+
+// checkOutApart rejects an --out that is, holds or is inside the
+// repository validated (a local one) or the cache: the run writes its
+// trees, builds and logs into --out and the workflow removes it, which
+// would change the tree under test or the cache later runs trust.
+func checkOutApart(c *Config, cache string) error {
+	type place struct{ name, dir string }
+	places := []place{{"the cache (--cache " + cache + ")", cache}}
+	if dir, ok := checkout.LocalPath(c.Repo); ok {
+		places = append(places, place{"the repository (--repo " + c.Repo + ")", dir})
+	}
+	out := resolvePath(c.Out)
+	for _, p := range places {
+		if how := overlap(out, resolvePath(p.dir)); how != "" {
+			return &results.InputError{Input: "--out " + c.Out, Err: fmt.Errorf("%s %s: give a directory apart from both", how, p.name)}
+		}
+	}
+	return nil
+}
+
+// overlap says how directory a stands to b: "is", "is inside", "holds",
+// or "" when they are apart.
+func overlap(a, b string) string {
+	inside := func(x, y string) bool {
+		rel, err := filepath.Rel(y, x)
+		return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	}
+	switch {
+	case a == b:
+		return "is"
+	case inside(a, b):
+		return "is inside"
+	case inside(b, a):
+		return "holds"
+	}
+	return ""
+}
+
+// resolvePath is path made absolute with the symlinks of the part that
+// exists resolved, so that a link to a directory compares as that
+// directory.
+func resolvePath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	rest := ""
+	for d := abs; ; d = filepath.Dir(d) {
+		if real, err := filepath.EvalSymlinks(d); err == nil {
+			return filepath.Join(real, rest)
+		}
+		if d == filepath.Dir(d) {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(d), rest)
+	}
 }
 
 // checkOut rejects an output directory that cannot be made or written,

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
@@ -33,10 +34,19 @@ func TestBadFlagValues(t *testing.T) {
 		{"negative jobs", run("--jobs", "-1"), "--jobs -1"},
 		{"negative threads", run("--threads", "-5"), "--threads -5"},
 		{"negative passes", run("--passes", "-3"), "--passes -3"},
+		{"too many jobs", run("--jobs", "100000"), "--jobs 100000"},
+		{"too many threads", run("--threads", "100000"), "--threads 100000"},
+		{"too many threads in a list", run("--threads", "1,16,100000"), "--threads 1,16,100000"},
+		{"too many passes", run("--passes", "1000000000"), "--passes 1000000000"},
+		{"too many race requests", run("--race-requests", "1000000000"), "--race-requests 1000000000"},
 		{"server CPUs not a list", run("--server-cpus", "abc;rm"), "--server-cpus abc;rm"},
 		{"load CPUs open range", run("--load-cpus", "1-"), "--load-cpus 1-"},
 		{"database CPUs backwards", run("--db-cpus", "3-1"), "--db-cpus 3-1"},
 		{"CPUs empty item", run("--server-cpus", "0,,2"), "--server-cpus 0,,2"},
+		// No machine this runs on has CPU 100000 (a CPU set holds 1024).
+		{"server CPUs not on this machine", run("--server-cpus", "100000"), "--server-cpus 100000"},
+		{"load CPUs past this machine's", run("--load-cpus", "0-100000"), "--load-cpus 0-100000"},
+		{"database CPUs not on this machine", run("--db-cpus", "100000-100002"), "--db-cpus 100000-100002"},
 		{"negative fetch timeout", run("--fetch-timeout", "-1s"), "--fetch-timeout -1s"},
 		{"negative fetch idle timeout", run("--fetch-idle-timeout", "-5m"), "--fetch-idle-timeout -5m0s"},
 		{"negative max tree files", run("--max-tree-files", "-1"), "--max-tree-files -1"},
@@ -55,6 +65,14 @@ func TestBadFlagValues(t *testing.T) {
 		{"variants none", run("--variants", ","), "--variants ,"},
 		{"variants empty", run("--variants", ""), "--variants"},
 		{"variant unknown", run("--variants", "nts,tsan"), "--variants nts,tsan"},
+		{"variant twice", run("--variants", "nts,nts"), "--variants nts,nts"},
+		{"variant twice, spaced", run("--variants", "nts, zts ,zts"), "--variants nts, zts ,zts"},
+		{"stage twice", run("--stages", "checkout,checkout"), "--stages checkout,checkout"},
+		{"threads twice", run("--threads", "16,16"), "--threads 16,16"},
+		{"bench measures twice", run("--bench-measures", "cpu,locks,cpu"), "--bench-measures cpu,locks,cpu"},
+		{"backport-to twice", run("--backport-to", "PHP-8.4,PHP-8.4"), "--backport-to PHP-8.4,PHP-8.4"},
+		{"doctor: stage twice", []string{"doctor", "--stages", "build,build"}, "--stages build,build"},
+		{"report: target expected twice", []string{"report", "--expect-targets", "master,master", "RESULTS"}, "--expect-targets master,master"},
 		{"stage unknown", run("--stages", "checkout,lint"), "--stages checkout,lint"},
 		{"builder unknown", run("--builder", "podman"), "--builder podman"},
 		{"profile unknown", run("--profile", "minimal"), "--profile minimal"},
@@ -77,6 +95,12 @@ func TestBadFlagValues(t *testing.T) {
 		{"backport-to a pattern", run("--backport-to", "PHP-8.*"), "--backport-to PHP-8.*"},
 		{"backport a pattern", run("--backport-to", "PHP-8.4", "--backport", "PHP-8.4=refs/heads/*"), "--backport PHP-8.4=refs/heads/*"},
 		{"target a pattern", run("--target", "PHP-*"), "--target PHP-*"},
+		{"post-to without post", run("--post-to", "php/php-src#4242"), "--post-to php/php-src#4242"},
+		{"dry-run without post", run("--dry-run"), "--dry-run"},
+		{"repo empty", run("--repo", ""), `--repo ""`},
+		{"repo blank", run("--repo", " "), `--repo " "`},
+		{"base and head without repo", []string{"run", "--base", "PHP-8.2", "--head", "mysqlnd-atomic-stats"}, "--base PHP-8.2"},
+		{"head without repo", []string{"run", "--head", "mysqlnd-atomic-stats"}, "--head mysqlnd-atomic-stats"},
 
 		{"report: GitHub API not a URL", []string{"report", "--post", "--pr", "1", "--github-api", "::bad", "RESULTS"}, "--github-api ::bad"},
 		{"report: negative PR", []string{"report", "--post", "--pr", "-3", "RESULTS"}, "--pr -3"},
@@ -118,6 +142,9 @@ func TestBadFlagValues(t *testing.T) {
 			}
 			if _, err := os.Stat(filepath.Join(cache, "mirrors")); !os.IsNotExist(err) {
 				t.Errorf("bad input fetched into the cache's mirrors")
+			}
+			if _, err := os.Stat(filepath.Join(cache, "demo")); !os.IsNotExist(err) {
+				t.Errorf("bad input prepared the bundled demo")
 			}
 		})
 	}
@@ -200,4 +227,95 @@ func TestLimitFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An --out that is, holds or is inside the repository validated or the
+// cache is refused before anything is written there: the run writes and
+// the workflow removes --out.
+func TestOutApart(t *testing.T) {
+	cleanEnv(t)
+	for _, tt := range []struct {
+		name string
+		// setup returns --repo, --cache and --out under dir.
+		setup func(t *testing.T, dir string) (repo, cache, out string)
+		names string // what the one line must say besides --out
+	}{
+		{"out is the repository", func(t *testing.T, dir string) (string, string, string) {
+			repo := smallPHPRepo(t)
+			return repo, filepath.Join(dir, "cache"), repo
+		}, "is the repository"},
+		{"out inside the repository", func(t *testing.T, dir string) (string, string, string) {
+			repo := smallPHPRepo(t)
+			return repo, filepath.Join(dir, "cache"), filepath.Join(repo, "out")
+		}, "is inside the repository"},
+		{"out holds the repository", func(t *testing.T, dir string) (string, string, string) {
+			repo := smallPHPRepo(t)
+			return repo, filepath.Join(dir, "cache"), filepath.Dir(repo)
+		}, "holds the repository"},
+		{"out is the repository's file URL", func(t *testing.T, dir string) (string, string, string) {
+			repo := smallPHPRepo(t)
+			return "file://" + repo, filepath.Join(dir, "cache"), repo
+		}, "is the repository"},
+		{"out a link to the repository", func(t *testing.T, dir string) (string, string, string) {
+			repo := smallPHPRepo(t)
+			link := filepath.Join(dir, "link")
+			if err := os.Symlink(repo, link); err != nil {
+				t.Fatal(err)
+			}
+			return repo, filepath.Join(dir, "cache"), filepath.Join(link, "out")
+		}, "is inside the repository"},
+		{"out is the cache", func(t *testing.T, dir string) (string, string, string) {
+			c := filepath.Join(dir, "cache")
+			return smallPHPRepo(t), c, c
+		}, "is the cache"},
+		{"out inside the cache", func(t *testing.T, dir string) (string, string, string) {
+			c := filepath.Join(dir, "cache")
+			return smallPHPRepo(t), c, filepath.Join(c, "out")
+		}, "is inside the cache"},
+		{"out holds the cache", func(t *testing.T, dir string) (string, string, string) {
+			return smallPHPRepo(t), filepath.Join(dir, "out", "cache"), filepath.Join(dir, "out")
+		}, "holds the cache"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			repo, cache, out := tt.setup(t, dir)
+			local := strings.TrimPrefix(repo, "file://")
+			before := listTree(t, local)
+			var stdout, stderr bytes.Buffer
+			err := patchproof(context.Background(), &stdout, &stderr, []string{"run", "--repo", repo,
+				"--base", "PHP-8.2", "--head", "mysqlnd-atomic-stats", "--stages", "checkout", "--cache", cache, "--out", out})
+			if code := exitCode(&stderr, err); code != 2 {
+				t.Fatalf("exit %d, want 2 (err %v)", code, err)
+			}
+			line := strings.TrimSuffix(stderr.String(), "\n")
+			if strings.Contains(line, "\n") || !strings.Contains(line, "--out "+out) || !strings.Contains(line, tt.names) {
+				t.Errorf("stderr %q: want one line naming --out %s and saying %q", stderr.String(), out, tt.names)
+			}
+			if d := cmp.Diff(before, listTree(t, local)); d != "" {
+				t.Errorf("the repository changed (-before +after):\n%s", d)
+			}
+			for _, p := range []string{filepath.Join(out, "logs"), filepath.Join(out, "results.json"), filepath.Join(cache, "mirrors"), filepath.Join(cache, "runs")} {
+				if _, err := os.Lstat(p); !os.IsNotExist(err) {
+					t.Errorf("bad input wrote %s", p)
+				}
+			}
+		})
+	}
+}
+
+// listTree lists the paths under dir.
+func listTree(t *testing.T, dir string) []string {
+	t.Helper()
+	var paths []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return paths
 }

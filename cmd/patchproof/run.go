@@ -33,8 +33,8 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&builder, "builder", string(builders.KindHost), "where to build: host or docker")
 	fs.StringVar(&profile, "profile", string(builders.ProfileMySQL), "configure profile: mysql or official")
 	fs.StringVar(&stages, "stages", "", "run only these `STAGES` ("+strings.Join(pipeline.StageNames(), ",")+")")
-	fs.IntVar(&cfg.Jobs, "jobs", 0, "concurrent builds and test runs (default: CPUs/2)")
-	fs.StringVar(&cfg.Out, "out", "patchproof-out", "run `DIR`: results.json, summary.md, logs, trees")
+	fs.IntVar(&cfg.Jobs, "jobs", 0, fmt.Sprintf("concurrent builds and test runs, at most %d (default: CPUs/2)", pipeline.MaxJobs))
+	fs.StringVar(&cfg.Out, "out", "patchproof-out", "run `DIR`: results.json, summary.md, logs, trees; apart from a local --repo and from --cache (neither it, inside it, nor holding it)")
 	fs.StringVar(&cfg.Cache, "cache", "", "cache `DIR`: mirrors, demo, builds (default ~/.cache/patchproof)")
 	fs.DurationVar(&cfg.Limits.FetchIdle, "fetch-idle-timeout", checkout.DefaultFetchIdle, "fail a fetch that receives nothing from the remote for `DURATION`")
 	fs.DurationVar(&cfg.Limits.FetchTotal, "fetch-timeout", checkout.DefaultFetchTotal, "fail fetching the run's refs from the remote when it takes longer than `DURATION`")
@@ -45,21 +45,21 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.IntVar(&cfg.Limits.TreeFiles, "max-tree-files", checkout.DefaultTreeFiles, "fail exporting a commit of more than `N` files and directories")
 	fs.StringVar(&benchMode, "bench", string(pipeline.BenchQuick), "benchmark settings: quick (40 CPU windows of 1 s) or report (30 of 2 s, longer counted windows)")
 	var threads string
-	fs.StringVar(&threads, "threads", "", "PHP threads of the benchmark's and the concurrency check's server (default 16); a `LIST` such as 1,2,4,8,16,32 also measures the CPU cost of statistics at each count (the scaling chart), the full benchmark at 16 or the largest")
+	fs.StringVar(&threads, "threads", "", fmt.Sprintf("PHP threads of the benchmark's and the concurrency check's server, 1 to %d (default 16); a `LIST` such as 1,2,4,8,16,32 (each count once) also measures the CPU cost of statistics at each count (the scaling chart), the full benchmark at 16 or the largest", pipeline.MaxThreads))
 	var measures string
 	fs.StringVar(&measures, "bench-measures", "", "the benchmark's `MEASURES` (cpu,locks,instructions,profile; default all)")
 	fs.BoolVar(&cfg.AA, "aa", false, "benchmark base against itself as if it were head (A/A: every verdict is a false one)")
 	fs.BoolVar(&cfg.NoPin, "no-pin", false, "leave the benchmark unpinned on a small machine (by default, with 4 CPUs or fewer and no --*-cpus, the server gets half of them)")
-	fs.IntVar(&cfg.RaceRequests, "race-requests", 0, "requests the concurrency check serves at once on each ZTS build (default 20000)")
-	fs.IntVar(&cfg.Passes, "passes", 0, "benchmark CPU passes (default 40 of 1 s quick, 30 of 2 s report)")
+	fs.IntVar(&cfg.RaceRequests, "race-requests", 0, fmt.Sprintf("requests the concurrency check serves at once on each ZTS build, %d to %d (default 20000)", pipeline.MinRaceRequests, pipeline.MaxRaceRequests))
+	fs.IntVar(&cfg.Passes, "passes", 0, fmt.Sprintf("benchmark CPU passes, at most %d (default 40 of 1 s quick, 30 of 2 s report)", pipeline.MaxPasses))
 	fs.StringVar(&cfg.ServerCPUs, "server-cpus", "", "pin the benchmark's server to `CPUS` (taskset list)")
 	fs.StringVar(&cfg.LoadCPUs, "load-cpus", "", "pin wrk to `CPUS`")
 	fs.StringVar(&cfg.DBCPUs, "db-cpus", "", "pin MariaDB to `CPUS`")
 	fs.BoolVar(&cfg.ExpectNTSNoop, "expect-nts-noop", true, "fail when any NTS machine code changes")
 	fs.StringVar(&cfg.Objects, "objects", "ext/mysqlnd/*.o", "object files to compare, a `GLOB` relative to a build")
-	fs.StringVar(&cfg.PostTo, "post-to", "", "with --post: the PR to post on when it is not the one validated (`OWNER/REPO#N` or its URL), e.g. for the demo")
+	fs.StringVar(&cfg.PostTo, "post-to", "", "with --post (refused without it): the PR to post on when it is not the one validated (`OWNER/REPO#N` or its URL), e.g. for the demo")
 	fs.BoolVar(&cfg.Post, "post", false, "post the summary comment and commit status on the PR")
-	fs.BoolVar(&cfg.DryRun, "dry-run", false, "with --post: print what would be posted")
+	fs.BoolVar(&cfg.DryRun, "dry-run", false, "with --post (refused without it): print what would be posted, and post nothing")
 	fs.StringVar(&cfg.GitHubAPI, "github-api", "", "GitHub REST API `URL` to post to (default $PATCHPROOF_GITHUB_API, else https://api.github.com/)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -69,6 +69,12 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	// An empty --repo is the demo's spelling in Config: given on the
+	// command line it is a mistake (an unset variable), not a request to
+	// validate the bundled demo.
+	if given["repo"] && strings.TrimSpace(cfg.Repo) == "" {
+		return &results.InputError{Input: fmt.Sprintf("--repo %q", cfg.Repo), Err: errors.New("names no repository (leave --repo out to validate the bundled demo)")}
+	}
 	var err error
 	if cfg.Variants, err = parseList("--variants", variants, builders.ParseVariant); err != nil {
 		return err
@@ -131,8 +137,8 @@ func threadCounts(s string) (main int, sweep []int, err error) {
 	}
 	for _, it := range items {
 		n, err := strconv.Atoi(it)
-		if err != nil || n < 1 {
-			return 0, nil, &results.InputError{Input: "--threads " + s, Err: fmt.Errorf("%q is not a thread count (1 or more)", it)}
+		if err != nil || n < 1 || n > pipeline.MaxThreads {
+			return 0, nil, &results.InputError{Input: "--threads " + s, Err: fmt.Errorf("%q is not a thread count (1 to %d)", it, pipeline.MaxThreads)}
 		}
 		if slices.Contains(sweep, n) {
 			return 0, nil, &results.InputError{Input: "--threads " + s, Err: fmt.Errorf("%d is listed twice", n)}
@@ -176,8 +182,10 @@ func parseList[T any](flag, s string, parse func(string) (T, error)) ([]T, error
 }
 
 // splitList splits the comma-separated value of flag. An empty item
-// ("a,,b", ",") is bad input, and so is an empty value unless none means
-// something for the flag (noneOK: --backport-to "" backports nowhere).
+// ("a,,b", ",") is bad input, and so is an item listed twice (a typo: the
+// run would build or check it twice), and an empty value unless none
+// means something for the flag (noneOK: --backport-to "" backports
+// nowhere).
 func splitList(flag, s string, noneOK bool) ([]string, error) {
 	bad := func(why string) error {
 		return &results.InputError{Input: strings.TrimSpace(flag + " " + s), Err: errors.New(why)}
@@ -192,6 +200,9 @@ func splitList(flag, s string, noneOK bool) ([]string, error) {
 	for _, f := range strings.Split(s, ",") {
 		if f = strings.TrimSpace(f); f == "" {
 			return nil, bad("an empty item in the list")
+		}
+		if slices.Contains(out, f) {
+			return nil, bad(fmt.Sprintf("%q is listed twice", f))
 		}
 		out = append(out, f)
 	}

@@ -87,6 +87,18 @@ func Open(ctx context.Context, remote string, opt Options) (*Repo, error) {
 	return r, nil
 }
 
+// LocalPath is the directory of a repository given as a path or a file://
+// URL, and false for a remote one.
+func LocalPath(remote string) (string, bool) {
+	if p, ok := strings.CutPrefix(remote, "file://"); ok {
+		return p, p != ""
+	}
+	if isURL(remote) || remote == "" {
+		return "", false
+	}
+	return remote, true
+}
+
 func isURL(s string) bool {
 	if strings.HasPrefix(s, "git@") {
 		return true
