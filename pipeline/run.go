@@ -60,6 +60,9 @@ type Run struct {
 	// and the database's directory, whose socket that user connects to
 	// (serverDir); "" until the first asks.
 	servers string
+	// serversUnlock releases the lock a servers' directory made for this
+	// run holds (serverDir).
+	serversUnlock func()
 
 	mu   sync.Mutex
 	file *resultFile

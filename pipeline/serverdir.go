@@ -3,13 +3,16 @@ package pipeline
 import (
 	"cmp"
 	"fmt"
-	"github.com/patchproof/patchproof/internal/safefs"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
+	"time"
 
+	"github.com/patchproof/patchproof/internal/cachedir"
+	"github.com/patchproof/patchproof/internal/safefs"
 	"github.com/patchproof/patchproof/workloads/httpd"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 )
@@ -28,16 +31,30 @@ func (r *Run) serverDir(parts ...string) (string, error) {
 		if os.Geteuid() != 0 || httpd.Reachable(r.Dir, httpd.DefaultUser) == nil {
 			r.servers = r.Dir
 		} else {
-			dir, err := os.MkdirTemp("", "patchproof-servers-")
+			// A killed run could not remove its own: the first run after
+			// it does, or a runner's temp dir fills, 100 MB a run.
+			if n, err := sweepServerDirs(os.TempDir(), time.Now()); n > 0 || err != nil {
+				r.Progress.Warn(fmt.Sprintf("removed %d servers' directories that killed runs left in %s%s", n, os.TempDir(), errSuffix(err)))
+			}
+			dir, err := os.MkdirTemp("", serverDirPrefix)
 			if err != nil {
 				return "", fmt.Errorf("a directory for the servers: %w", err)
 			}
-			// MkdirTemp makes it 0700: the servers' user has to enter it.
-			if err := os.Chmod(dir, 0o755); err != nil {
+			// Held for the run's life: a sweep removes only a directory
+			// whose lock is free, proof that its run is gone.
+			unlock, _, err := cachedir.TryLock(filepath.Join(dir, serverDirLock))
+			if err == nil {
+				// MkdirTemp makes it 0700: the servers' user has to enter it.
+				err = os.Chmod(dir, 0o755)
+			}
+			if err != nil {
+				if unlock != nil {
+					unlock()
+				}
 				os.RemoveAll(dir)
 				return "", fmt.Errorf("a directory for the servers: %w", err)
 			}
-			r.servers = dir
+			r.servers, r.serversUnlock = dir, unlock
 			r.Progress.Warn(fmt.Sprintf("%s cannot enter %s: the servers' directories are in %s for this run, and their logs are copied to the same paths under %s when it ends", httpd.DefaultUser, r.Dir, dir, r.Dir))
 		}
 	}
@@ -59,7 +76,67 @@ func (r *Run) closeServerDirs() {
 			r.Progress.Warn(firstLine(err.Error()))
 		}
 	}
-	r.servers = ""
+	if r.serversUnlock != nil {
+		r.serversUnlock()
+	}
+	r.servers, r.serversUnlock = "", nil
+}
+
+const (
+	serverDirPrefix = "patchproof-servers-"
+	serverDirLock   = ".run.lock"
+	// unlockedGrace is how old a servers' directory without a lock file
+	// must be to be another run's leftover: one made a moment ago has not
+	// taken its lock yet, and an older patchproof took none.
+	unlockedGrace = time.Hour
+)
+
+// sweepServerDirs removes the servers' directories in tmp whose run is
+// gone: their lock is free, or they have none and are older than
+// unlockedGrace. Only this user's are looked at. It returns how many it
+// removed and the first error.
+func sweepServerDirs(tmp string, now time.Time) (int, error) {
+	matches, err := filepath.Glob(filepath.Join(tmp, serverDirPrefix+"*"))
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	var first error
+	for _, dir := range matches {
+		fi, err := os.Lstat(dir)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); !ok || int(st.Uid) != os.Geteuid() {
+			continue
+		}
+		lock := filepath.Join(dir, serverDirLock)
+		if _, err := os.Lstat(lock); err != nil {
+			if !os.IsNotExist(err) || now.Sub(fi.ModTime()) < unlockedGrace {
+				continue
+			}
+		} else {
+			unlock, ok, err := cachedir.TryLock(lock)
+			if err != nil || !ok {
+				continue
+			}
+			// Held while removing, so that no second sweep races this one.
+			defer unlock()
+		}
+		if err := os.RemoveAll(dir); err != nil {
+			first = cmp.Or(first, err)
+			continue
+		}
+		n++
+	}
+	return n, first
+}
+
+func errSuffix(err error) string {
+	if err == nil {
+		return ""
+	}
+	return " (" + firstLine(err.Error()) + ")"
 }
 
 // keepLogTail is the most of a log kept: its end, where a failure is told.

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/patchproof/patchproof/internal/cachedir"
 	"github.com/patchproof/patchproof/workloads/httpd"
 )
 
@@ -100,5 +102,83 @@ func TestCopyTail(t *testing.T) {
 		if b, _ := os.ReadFile(dst); string(b) != c.want {
 			t.Errorf("the last %d bytes: %q, want %q", c.n, b, c.want)
 		}
+	}
+}
+
+// A killed run leaves its servers' directory behind: the next run that
+// makes one removes those whose run is gone, and no live run's.
+func TestSweepServerDirs(t *testing.T) {
+	tmp := t.TempDir()
+	now := time.Now()
+	mk := func(name string, lock bool, age time.Duration) string {
+		dir := filepath.Join(tmp, serverDirPrefix+name)
+		os.MkdirAll(filepath.Join(dir, "mysql", "data"), 0o755)
+		os.WriteFile(filepath.Join(dir, "mysql", "data", "ibdata1"), []byte("x"), 0o644)
+		if lock {
+			os.WriteFile(filepath.Join(dir, serverDirLock), nil, 0o644)
+		}
+		os.Chtimes(dir, now.Add(-age), now.Add(-age))
+		return dir
+	}
+	dead := mk("dead", true, 0)
+	live := mk("live", true, 0)
+	unlock, ok, err := cachedir.TryLock(filepath.Join(live, serverDirLock))
+	if err != nil || !ok {
+		t.Fatalf("lock the live run's directory: %v %v", ok, err)
+	}
+	defer unlock()
+	oldUnlocked := mk("old", false, 2*unlockedGrace)
+	newUnlocked := mk("new", false, unlockedGrace/2)
+	other := filepath.Join(tmp, "patchproof-other")
+	os.MkdirAll(other, 0o755)
+
+	n, err := sweepServerDirs(tmp, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 {
+		t.Errorf("removed %d, want 2 (the dead run's and the old unlocked one)", n)
+	}
+	for dir, want := range map[string]bool{dead: false, oldUnlocked: false, live: true, newUnlocked: true, other: true} {
+		if _, err := os.Stat(dir); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", filepath.Base(dir), err == nil, want)
+		}
+	}
+}
+
+// The directory a run makes holds its lock until the run closes it: a
+// sweep by a second run leaves it, and one after the close would not find
+// it.
+func TestServerDirHoldsItsLock(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: only a root run switches the servers' user")
+	}
+	if _, err := os.Stat("/etc/apache2"); err != nil {
+		t.Skip("needs Apache's user (apt-get install apache2)")
+	}
+	tmp := t.TempDir()
+	os.Chmod(tmp, 0o755)
+	t.Setenv("TMPDIR", tmp)
+	closed := filepath.Join(t.TempDir(), "home")
+	os.MkdirAll(closed, 0o700)
+	r := &Run{Dir: closed, Progress: NewProgress(&bytes.Buffer{}, false)}
+	t.Cleanup(r.closeServerDirs)
+	got, err := r.serverDir("mysql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := filepath.Dir(got)
+	if !strings.HasPrefix(root, tmp) {
+		t.Fatalf("servers in %s, not in TMPDIR %s", root, tmp)
+	}
+	if n, err := sweepServerDirs(tmp, time.Now().Add(2*unlockedGrace)); n != 0 || err != nil {
+		t.Errorf("a sweep while the run lives removed %d (%v)", n, err)
+	}
+	if _, err := os.Stat(root); err != nil {
+		t.Errorf("the live run's directory was swept: %v", err)
+	}
+	r.closeServerDirs()
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		t.Errorf("closed, the directory is still there: %v", err)
 	}
 }

@@ -48,6 +48,11 @@ func newTestRun(t *testing.T, cfg Config) (*Run, *bytes.Buffer) {
 	var progress bytes.Buffer
 	r := &Run{Config: &cfg, Dir: dir, Log: io.Discard, Progress: NewProgress(&progress, false), Result: &results.Result{Status: results.StatusRunning}}
 	r.file = &resultFile{path: filepath.Join(dir, "results.json"), res: r.Result}
+	// As Run's end does: t.TempDir is 0700, so a root test's servers live
+	// in the system's temp dir, which nothing else would clear. Cleanups
+	// run last first: the database stops before its directory goes.
+	t.Cleanup(r.closeServerDirs)
+	t.Cleanup(r.closeDatabase)
 	return r, &progress
 }
 
