@@ -18,6 +18,7 @@ DOCKER_PACKAGES=(docker.io debootstrap)
 _exit_cmds=()
 on_exit() {
 	_exit_cmds+=("$1")
+	# shellcheck disable=SC2154 # c is the trap's own loop variable
 	trap 'for c in "${_exit_cmds[@]}"; do eval "$c"; done' EXIT
 }
 
