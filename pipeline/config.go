@@ -45,9 +45,10 @@ type Config struct {
 	Profile  builders.Profile      // mysql or official
 	Stages   StageSet              // the zero value selects every stage
 	Jobs     int                   // concurrent builds and suite runs; 0 picks for each
-	// SuiteJobs is how many builds run their test suites at once. The suites
-	// mostly wait on the server, so by default every build runs at once;
-	// an explicit --jobs bounds them too.
+	// SuiteJobs is how many builds run their test suites at once, each
+	// against a MariaDB of its own. The suites mostly wait on the server,
+	// so by default every build runs at once; an explicit --jobs bounds
+	// them too.
 	SuiteJobs int
 	Out       string // run directory: results.json, logs, trees, builds
 	Cache     string // mirrors, demo, build cache; default cachedir.Default()

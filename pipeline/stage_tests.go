@@ -18,6 +18,7 @@ import (
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/suites"
+	"github.com/patchproof/patchproof/workloads/mysqld"
 	"github.com/patchproof/patchproof/workloads/phptests"
 )
 
@@ -60,26 +61,33 @@ func (s testsStage) Run(ctx context.Context, r *Run) error {
 	if len(jobs) == 0 {
 		return Skip("no successful builds")
 	}
-	db, err := r.Database(ctx)
+	servers, err := r.suiteServers(ctx, min(r.Config.SuiteJobs, len(jobs)))
 	if err != nil {
 		return err
 	}
-	exec, err := r.suiteExecutor(ctx, db)
-	if err != nil {
-		return err
-	}
+	defer r.CloseExtraDatabases()
 	if err := os.MkdirAll(filepath.Join(r.Dir, s.String()), 0o755); err != nil {
 		return err
 	}
 	var rounds atomic.Int64 // names each re-run's private copy and database
-	// The builds share one server: suites that change its global state
-	// (their CONFLICTS group) run one build at a time, as run-tests would.
-	var conflicts phptests.Conflicts
-	r.Progress.Step("tests: %s", suiteJobsText(r.Config.SuiteJobs, jobs))
+	r.Progress.Step("tests: %s", suiteJobsText(r.Config.SuiteJobs, len(servers), jobs))
+	// A build's run holds a server alone: suites that change its global
+	// state (their CONFLICTS group) never meet another build's there.
+	pool := make(chan *suiteServer, len(servers))
+	for _, sv := range servers {
+		pool <- sv
+	}
 
 	runOne := func(ctx context.Context, j suiteJob, tests []string, round int) (*suites.RunResult, error) {
+		var sv *suiteServer
+		select {
+		case sv = <-pool:
+			defer func() { pool <- sv }()
+		case <-ctx.Done():
+			return nil, context.Cause(ctx)
+		}
 		dbName := strings.NewReplacer("-", "_", ".", "_").Replace(fmt.Sprintf("pp_%s_%d", j.name, round))
-		if err := db.CreateDatabase(ctx, dbName); err != nil {
+		if err := sv.db.CreateDatabase(ctx, dbName); err != nil {
 			return nil, err
 		}
 		work := filepath.Join(r.Dir, s.String(), fmt.Sprintf("%s-%d", j.name, round))
@@ -88,9 +96,10 @@ func (s testsStage) Run(ctx context.Context, r *Run) error {
 			return nil, err
 		}
 		defer logf.Close()
+		fmt.Fprintf(logf, "patchproof: against MariaDB %d of %d (%s)\n", sv.n, len(servers), sv.db.LocalConn())
 		return phptests.Run(ctx, phptests.Options{
-			Build: j.name, PHP: j.build.PHP, SrcDir: j.build.Dir, WorkDir: work, Tests: tests, Log: logf, Exec: exec,
-			DB: db.LocalConn().WithDatabase(dbName), Conflicts: &conflicts,
+			Build: j.name, PHP: j.build.PHP, SrcDir: j.build.Dir, WorkDir: work, Tests: tests, Log: logf, Exec: sv.exec,
+			DB: sv.db.LocalConn().WithDatabase(dbName), Conflicts: &sv.conflicts,
 		})
 	}
 
@@ -123,7 +132,7 @@ func (s testsStage) Run(ctx context.Context, r *Run) error {
 
 	var judged []suites.Target
 	for _, t := range r.Targets {
-		res := &suites.Result{Server: db.Version}
+		res := &suites.Result{Server: servers[0].db.Version}
 		for i, j := range jobs {
 			if j.t != t {
 				continue
@@ -167,6 +176,42 @@ func (s testsStage) Run(ctx context.Context, r *Run) error {
 	return suites.Judge(judged)
 }
 
+// suiteServer is one of the tests stage's MariaDB servers, with the
+// executor that reaches it and the conflict groups of the runs against it.
+type suiteServer struct {
+	n         int // 1 is the run's own
+	db        *mysqld.Server
+	exec      phptests.Executor
+	conflicts phptests.Conflicts
+}
+
+// suiteServers are n servers for the suites: the run's own and n-1 more,
+// so that each build running at once has one of its own.
+func (r *Run) suiteServers(ctx context.Context, n int) ([]*suiteServer, error) {
+	db, err := r.Database(ctx)
+	if err != nil {
+		return nil, err
+	}
+	dbs := []*mysqld.Server{db}
+	if n > 1 {
+		more, err := r.ExtraDatabases(ctx, n-1)
+		if err != nil {
+			return nil, err
+		}
+		dbs = append(dbs, more...)
+	}
+	var servers []*suiteServer
+	for i, db := range dbs {
+		exec, err := r.suiteExecutor(ctx, db)
+		if err != nil {
+			r.CloseExtraDatabases()
+			return nil, err
+		}
+		servers = append(servers, &suiteServer{n: i + 1, db: db, exec: exec})
+	}
+	return servers, nil
+}
+
 // findRun is the run of t's build of a side and variant, nil when it did
 // not run.
 func findRun(jobs []suiteJob, runs []*suites.RunResult, t *Target, s side.Side, v builders.Variant) *suites.RunResult {
@@ -182,12 +227,13 @@ func countsText(c suites.Counts) string {
 	return fmt.Sprintf("%d tests: %d pass, %d fail, %d skip, %d xfail, %d bork, %d leak", c.Total, c.Pass, c.Fail, c.Skip, c.XFail, c.Bork, c.Leak)
 }
 
-// suiteJobsText says how many builds run their suites at once and which
-// conflict groups, named by the builds' own CONFLICTS files, run one build
-// at a time: "jobs: 4, conflict group mysql: one build at a time
-// (ext/mysqli/tests, ext/pdo_mysql/tests)". A file that cannot be read is
-// left out here; the suite's run reports it.
-func suiteJobsText(jobs int, sj []suiteJob) string {
+// suiteJobsText says how many builds run their suites at once, against how
+// many servers, and which conflict groups, named by the builds' own
+// CONFLICTS files, are kept apart: "jobs: 4, a MariaDB each (4 servers):
+// conflict group mysql (ext/mysqli/tests, ext/pdo_mysql/tests) never
+// shared by two builds". A file that cannot be read is left out here; the
+// suite's run reports it.
+func suiteJobsText(jobs, servers int, sj []suiteJob) string {
 	bySuite := map[string][]string{} // group: its suites
 	for _, j := range sj {
 		for _, suite := range phptests.DefaultSuites {
@@ -203,11 +249,16 @@ func suiteJobsText(jobs int, sj []suiteJob) string {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "jobs: %d", jobs)
+	fmt.Fprintf(&b, "jobs: %d, ", jobs)
+	if servers == 1 {
+		b.WriteString("one MariaDB, one build at a time on it")
+	} else {
+		fmt.Fprintf(&b, "a MariaDB each (%d servers), a build's run alone on its server", servers)
+	}
 	for _, g := range slices.Sorted(maps.Keys(bySuite)) {
 		dirs := bySuite[g]
 		slices.Sort(dirs)
-		fmt.Fprintf(&b, ", conflict group %s: one build at a time (%s)", g, strings.Join(dirs, ", "))
+		fmt.Fprintf(&b, "; conflict group %s (%s) never shared by two builds", g, strings.Join(dirs, ", "))
 	}
 	return b.String()
 }

@@ -8,8 +8,8 @@ import (
 	"github.com/patchproof/patchproof/builders"
 )
 
-// The stage's log line names the conflict groups the builds' own CONFLICTS
-// files give, with their suites, as run one build at a time.
+// The stage's log line names the servers and the conflict groups the
+// builds' own CONFLICTS files give, with their suites, as kept apart.
 func TestSuiteJobsText(t *testing.T) {
 	build := func(files map[string]string) suiteJob {
 		dir := t.TempDir()
@@ -35,15 +35,16 @@ func TestSuiteJobsText(t *testing.T) {
 	})
 	for _, tc := range []struct {
 		name string
-		jobs []suiteJob
-		want string
+		servers int
+		jobs    []suiteJob
+		want    string
 	}{
-		{"no CONFLICTS", []suiteJob{build(nil)}, "jobs: 4"},
-		{"php-src's", []suiteJob{php, php}, "jobs: 4, conflict group mysql: one build at a time (ext/mysqli/tests, ext/pdo_mysql/tests)"},
-		{"a head's own", []suiteJob{php, head}, "jobs: 4, conflict group mysql: one build at a time (ext/mysqli/tests, ext/pdo_mysql/tests), conflict group users: one build at a time (ext/mysqli/tests)"},
+		{"no CONFLICTS", 1, []suiteJob{build(nil)}, "jobs: 4, one MariaDB, one build at a time on it"},
+		{"php-src's", 2, []suiteJob{php, php}, "jobs: 4, a MariaDB each (2 servers), a build's run alone on its server; conflict group mysql (ext/mysqli/tests, ext/pdo_mysql/tests) never shared by two builds"},
+		{"a head's own", 2, []suiteJob{php, head}, "jobs: 4, a MariaDB each (2 servers), a build's run alone on its server; conflict group mysql (ext/mysqli/tests, ext/pdo_mysql/tests) never shared by two builds; conflict group users (ext/mysqli/tests) never shared by two builds"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := suiteJobsText(4, tc.jobs); got != tc.want {
+			if got := suiteJobsText(4, tc.servers, tc.jobs); got != tc.want {
 				t.Errorf("suiteJobsText = %q, want %q", got, tc.want)
 			}
 		})
