@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -228,5 +229,73 @@ func TestStopAfterDeath(t *testing.T) {
 	}
 	if again := s.Stop(); again != err {
 		t.Errorf("second Stop: %v, want the first's %v", again, err)
+	}
+}
+
+// The bootstrap server of mariadb-install-db removes every #sql* file in
+// its tmpdir. Servers installed at once (the tests stage starts one per
+// build) must not share one: in TMPDIR each would delete the others'
+// temporary tables, and one install in a dozen failed. The install's
+// tmpdir is the server's own: a #sql file in TMPDIR outlives it, one in
+// the server's tmp does not.
+func TestInstallKeepsToItsTmpdir(t *testing.T) {
+	needMariaDB(t)
+	shared := t.TempDir()
+	t.Setenv("TMPDIR", shared)
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "tmp"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	theirs := filepath.Join(shared, "#sql-temptable-another-server")
+	ours := filepath.Join(dir, "tmp", "#sql-temptable-left-over")
+	for _, f := range []string{theirs, ours} {
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	installDB, err := lookTool("", "mariadb-install-db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	osUser, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	if err := installOnce(context.Background(), installDB, dir, osUser.Username, &log); err != nil {
+		t.Fatalf("installOnce: %v\n%s", err, log.String())
+	}
+	if _, err := os.Stat(theirs); err != nil {
+		t.Errorf("the install touched the shared tmpdir: %v", err)
+	}
+	if _, err := os.Stat(ours); !os.IsNotExist(err) {
+		t.Errorf("the install did not run in the server's tmpdir: %s is still there (%v)", ours, err)
+	}
+}
+
+// A failed install's error carries the log's error lines, not the advice
+// mariadb-install-db prints whatever failed.
+func TestInstallErrorsPicksErrorLines(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "install.log")
+	log := "Installing MariaDB/MySQL system tables in '/x' ...\n" +
+		"2026-12-03 18:34:07 1 [Warning] Could not remove temporary table: '/tmp/#sql-temptable-14fe-1-3', error: 2\n" +
+		"ERROR: 1051  Unknown table 'mysql.tmp_user_sys'\n" +
+		"Installation of system tables failed!  Examine the logs in\n" +
+		strings.Repeat("advice\n", 30)
+	if err := os.WriteFile(p, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := installErrors(p)
+	if !strings.Contains(got, "Unknown table 'mysql.tmp_user_sys'") || !strings.Contains(got, "Could not remove temporary table") {
+		t.Errorf("installErrors = %q, want the ERROR and error lines", got)
+	}
+	if strings.Contains(got, "advice") {
+		t.Errorf("installErrors = %q, has the advice", got)
+	}
+	if err := os.WriteFile(p, []byte("line 1\nline 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := installErrors(p); got != "line 1\nline 2" {
+		t.Errorf("installErrors without error lines = %q, want the tail", got)
 	}
 }

@@ -379,9 +379,16 @@ func installOnce(ctx context.Context, installDB, dir, osUser string, log io.Writ
 		return fmt.Errorf("install datadir: %w", err)
 	}
 	defer f.Close()
+	// The bootstrap server removes every #sql* file in its tmpdir when it
+	// starts: in a shared one (TMPDIR, /tmp) each of the servers a run
+	// installs at once deletes the others' temporary tables, and one
+	// install in a dozen fails with "Unknown table 'mysql.tmp_user_sys'".
+	// The server's own tmp is private; mariadb-install-db passes the
+	// option on to the server.
 	cmd := exec.CommandContext(ctx, installDB,
 		"--no-defaults",
 		"--datadir="+data,
+		"--tmpdir="+filepath.Join(dir, "tmp"),
 		"--user="+osUser,
 		"--skip-test-db",
 		"--auth-root-authentication-method=socket",
@@ -394,7 +401,7 @@ func installOnce(ctx context.Context, installDB, dir, osUser string, log io.Writ
 	start := time.Now()
 	if err := cmd.Run(); err != nil {
 		os.RemoveAll(data)
-		return fmt.Errorf("install datadir: %s: %w; %s:\n%s", installDB, err, logPath, tail(logPath, 20))
+		return fmt.Errorf("install datadir: %s: %w; %s:\n%s", installDB, err, logPath, installErrors(logPath))
 	}
 	fmt.Fprintf(log, "mariadb: datadir installed in %v\n", time.Since(start).Round(time.Millisecond))
 	return nil
@@ -440,6 +447,29 @@ func tail(path string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// installErrors is what a failed install's log says went wrong: its
+// lines that say error (the end of the log is mariadb-install-db's
+// advice, the same whatever failed), else its last lines.
+func installErrors(path string) string {
+	b, err := safefs.ReadPath(path, maxLogRead)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	var picked []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.Contains(strings.ToLower(l), "error") {
+			picked = append(picked, strings.TrimSpace(l))
+		}
+	}
+	if len(picked) == 0 {
+		return tail(path, 20)
+	}
+	if len(picked) > 20 {
+		picked = picked[len(picked)-20:]
+	}
+	return strings.Join(picked, "\n")
 }
 
 // writeInitFile writes the server's init file (its accounts) into dir,
