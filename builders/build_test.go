@@ -222,7 +222,7 @@ func TestHostExec(t *testing.T) {
 func TestConfigureArgs(t *testing.T) {
 	nts, _ := ConfigureArgs(ProfileMySQL, NTS, "")
 	zts, _ := ConfigureArgs(ProfileMySQL, ZTS, "/usr/bin/apxs2")
-	want := "--disable-all --enable-mysqlnd --with-mysqli --enable-pdo --with-pdo-mysql --disable-cgi --disable-phpdbg --without-valgrind"
+	want := "--disable-all --enable-mysqlnd --with-mysqli --enable-pdo --with-pdo-mysql --with-openssl --with-zlib --disable-cgi --disable-phpdbg --without-valgrind"
 	if got := strings.Join(nts, " "); got != want {
 		t.Errorf("mysql/nts = %q, want %q", got, want)
 	}

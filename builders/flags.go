@@ -45,14 +45,30 @@ const TSanFlags = "-fsanitize=thread -g"
 type Profile string
 
 const (
-	// ProfileMySQL builds only what the checks need: the CLI, mysqlnd,
-	// mysqli, PDO and pdo_mysql, plus for ZTS on a host the Apache module
-	// the benchmark loads.
+	// ProfileMySQL builds what the checks need, the way distributions
+	// build mysqlnd: the CLI, mysqlnd, mysqli, PDO and pdo_mysql with
+	// OpenSSL and zlib, plus for ZTS on a host the Apache module the
+	// benchmark loads. Without --with-openssl mysqlnd's MYSQLND_HAVE_SSL
+	// code (TLS in mysqlnd_vio.c, RSA password exchange in
+	// mysqlnd_auth.c) is compiled out, and neither the machine code diff
+	// nor the suites would see it.
 	ProfileMySQL Profile = "mysql"
 	// ProfileOfficial is docker-library's configure line plus mysqli and
 	// pdo_mysql, for fidelity runs. It needs the image's -dev packages.
 	ProfileOfficial Profile = "official"
 )
+
+// Describe says in a few words what a profile configures, for the
+// report's settings.
+func (p Profile) Describe() string {
+	switch p {
+	case ProfileMySQL:
+		return "mysqlnd, mysqli, pdo_mysql with OpenSSL and zlib; nothing else"
+	case ProfileOfficial:
+		return "docker-library's configure line plus mysqli and pdo_mysql"
+	}
+	return ""
+}
 
 // ParseProfile reads a profile's name: mysql or official.
 func ParseProfile(s string) (Profile, error) {
@@ -93,7 +109,7 @@ func ConfigureArgs(p Profile, v Variant, apxs string) ([]string, error) {
 	case ProfileMySQL:
 		args = []string{
 			"--disable-all", "--enable-mysqlnd", "--with-mysqli", "--enable-pdo", "--with-pdo-mysql",
-			"--disable-cgi", "--disable-phpdbg",
+			"--with-openssl", "--with-zlib", "--disable-cgi", "--disable-phpdbg",
 		}
 	case ProfileOfficial:
 		// docker-library/php 8.x (bookworm) configure line.

@@ -144,7 +144,7 @@ func (r *Run) startDatabase(ctx context.Context, n int) (*mysqld.Server, *os.Fil
 		log.Close()
 		return nil, nil, err
 	}
-	fmt.Fprintf(r.Log, "MariaDB %s %s on %s:%d and %s (pid %d, log logs/%s)\n", s.Version, where, s.Host, s.Port, s.Socket, s.PID, logName)
+	fmt.Fprintf(r.Log, "MariaDB %s %s on %s:%d and %s (pid %d, log logs/%s), TLS with a CA made at its start\n", s.Version, where, s.Host, s.Port, s.Socket, s.PID, logName)
 	return s, log, nil
 }
 

@@ -67,7 +67,11 @@ func (p *summaryWriter) settings(res *results.Result) {
 	}
 	yes := map[bool]string{true: "yes", false: "no"}
 	p.f("- repository: %s\n", repo)
-	p.f("- variants: %s · builder: %s · profile: %s · jobs: %d\n", markdown.Text(strings.Join(s.Variants, ", ")), markdown.Text(s.Builder), markdown.Text(s.Profile), s.Jobs)
+	profile := markdown.Text(s.Profile)
+	if s.ProfileText != "" {
+		profile += " (" + markdown.Text(s.ProfileText) + ")"
+	}
+	p.f("- variants: %s · builder: %s · profile: %s · jobs: %d\n", markdown.Text(strings.Join(s.Variants, ", ")), markdown.Text(s.Builder), profile, s.Jobs)
 	p.f("- stages: %s · NTS must not change: %s\n", markdown.Text(strings.Join(s.Stages, ", ")), yes[s.ExpectNTSNoop])
 	machine := fmt.Sprintf("%s, %s", cmp.Or(m.Hostname, "unknown host"), plural(m.CPUs, "CPU", "CPUs"))
 	if m.CPUModel != "" {

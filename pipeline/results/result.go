@@ -55,12 +55,14 @@ const (
 
 // Settings are the run's inputs worth showing next to its numbers.
 type Settings struct {
-	Repo          string   `json:"repo"`
-	PR            int      `json:"pr,omitempty"`
-	Demo          bool     `json:"demo"`
-	Variants      []string `json:"variants"`
-	Builder       string   `json:"builder"`
-	Profile       string   `json:"profile"`
+	Repo     string   `json:"repo"`
+	PR       int      `json:"pr,omitempty"`
+	Demo     bool     `json:"demo"`
+	Variants []string `json:"variants"`
+	Builder  string   `json:"builder"`
+	Profile  string   `json:"profile"`
+	// ProfileText says what the profile configures.
+	ProfileText   string   `json:"profile_text,omitempty"`
 	Jobs          int      `json:"jobs"`
 	Stages        []string `json:"stages"`
 	ExpectNTSNoop bool     `json:"expect_nts_noop"`

@@ -6,8 +6,6 @@ package suites
 // answers other than the MySQL the tests were written for. A cause is
 // shown only for a test that did fail on both builds.
 var knownCauses = map[string]string{
-	"ext/mysqli/tests/gh8978.phpt": "needs ext/openssl, not built by the mysql profile (mysqlnd without SSL)",
-
 	"ext/mysqli/tests/mysqli_report_new.phpt":                       `MariaDB's access-denied error (1698) has no "(using password: …)", which the test expects of MySQL`,
 	"ext/pdo_mysql/tests/bug76815.phpt":                             "MariaDB reports the truncation at row 0, where MySQL says row 1",
 	"ext/pdo_mysql/tests/pdo_mysql_prepare_native_clear_error.phpt": "MariaDB names the clause of an unknown column ('SELECT') where MySQL says 'field list'",

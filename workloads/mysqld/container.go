@@ -120,6 +120,11 @@ func startContainer(ctx context.Context, opt Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The clients on the run's network reach it by its alias.
+	if s.TLS, err = makeTLS(dir, []string{alias, "localhost", "127.0.0.1"}); err != nil {
+		s.removeSockDir()
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
 	installUser := ""
 	if strings.HasPrefix(user, "0:") || user == "0" {
 		installUser = "root"
@@ -161,6 +166,9 @@ func startContainer(ctx context.Context, opt Options) (*Server, error) {
 		return nil, err
 	}
 	if err := s.waitReadyContainer(ctx); err != nil {
+		return fail(err)
+	}
+	if err := s.checkTLS(ctx); err != nil {
 		return fail(err)
 	}
 	// The container's first process execs mariadbd: its host PID is the

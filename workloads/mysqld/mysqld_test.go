@@ -3,6 +3,8 @@ package mysqld
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"database/sql"
 	"errors"
 	"os"
@@ -297,5 +299,52 @@ func TestInstallErrorsPicksErrorLines(t *testing.T) {
 	}
 	if got := installErrors(p); got != "line 1\nline 2" {
 		t.Errorf("installErrors without error lines = %q, want the tail", got)
+	}
+}
+
+// The server accepts TLS with the certificate it was given: a client that
+// trusts only the server's authority connects over TCP to 127.0.0.1,
+// verifies the certificate, and the session is encrypted. A client that
+// trusts another authority is refused by its own verification, so the
+// check cannot pass on an unverified connection.
+func TestServerSpeaksTLS(t *testing.T) {
+	needMariaDB(t)
+	var log bytes.Buffer
+	s, err := Start(t.Context(), Options{Dir: t.TempDir(), Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Stop() })
+	if fi, err := os.Stat(s.TLS.Key); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("server key %s: %v, mode %v; want 0600", s.TLS.Key, err, fi.Mode().Perm())
+	}
+	connect := func(caFile string) (string, error) {
+		pool := x509.NewCertPool()
+		pemCA, err := os.ReadFile(caFile)
+		if err != nil || !pool.AppendCertsFromPEM(pemCA) {
+			t.Fatalf("read CA %s: %v", caFile, err)
+		}
+		c := s.Conn
+		c.Socket = ""
+		cfg := c.Config()
+		cfg.TLS = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+		db, err := OpenConfig(cfg)
+		if err != nil {
+			return "", err
+		}
+		defer db.Close()
+		var name, cipher string
+		err = db.QueryRowContext(t.Context(), "SHOW SESSION STATUS LIKE 'Ssl_cipher'").Scan(&name, &cipher)
+		return cipher, err
+	}
+	if cipher, err := connect(s.TLS.CA); err != nil || cipher == "" {
+		t.Errorf("TLS with the server's CA: cipher %q, %v; want a cipher", cipher, err)
+	}
+	other, err := makeTLS(t.TempDir(), []string{"127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := connect(other.CA); err == nil {
+		t.Error("TLS trusting another CA connected: the certificate is not verified")
 	}
 }

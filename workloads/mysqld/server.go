@@ -46,6 +46,9 @@ type Server struct {
 
 	Dir      string // the run dir
 	ErrorLog string // mariadbd's error log, inside Dir
+	// TLS is the server's authority and certificate: it accepts TLS
+	// (and requires it of no one).
+	TLS TLSFiles
 
 	opt      Options
 	sockDir  string   // a short directory made under /tmp for Socket, or ""
@@ -132,6 +135,10 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	if s.TLS, err = makeTLS(dir, []string{"127.0.0.1", "localhost"}); err != nil {
+		s.removeSockDir()
+		return nil, fmt.Errorf("start mariadb: %w", err)
+	}
 
 	for attempt := 1; ; attempt++ {
 		port, err := proc.FreePort()
@@ -146,6 +153,9 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 			return nil, err
 		}
 		err = s.waitReady(ctx, p)
+		if err == nil {
+			err = s.checkTLS(ctx)
+		}
 		if err == nil {
 			s.proc, s.PID = p, p.Pid()
 			fmt.Fprintf(opt.Log, "mariadb %s ready on 127.0.0.1:%d and %s\n", s.Version, s.Port, s.Socket)
@@ -205,6 +215,7 @@ func (s *Server) settings(initFile string) []string {
 		"--innodb-doublewrite=0",
 		"--sync-binlog=0",
 	}
+	args = append(args, s.TLS.args()...)
 	return append(args, s.opt.ExtraArgs...)
 }
 

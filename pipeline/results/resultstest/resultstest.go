@@ -153,7 +153,7 @@ func stage(name string, st results.Status, start, dur time.Duration, note string
 
 func settings(repo string, pr int, demo bool) results.Settings {
 	return results.Settings{Repo: repo, PR: pr, Demo: demo, Variants: []string{"nts", "zts"}, Builder: "host",
-		Profile: "mysql", Jobs: 8, Stages: []string{"checkout", "build", "codediff", "tests", "bench"}, ExpectNTSNoop: true}
+		Profile: "mysql", ProfileText: "mysqlnd, mysqli, pdo_mysql with OpenSSL and zlib; nothing else", Jobs: 8, Stages: []string{"checkout", "build", "codediff", "tests", "bench"}, ExpectNTSNoop: true}
 }
 
 var testMachine = results.Machine{Hostname: "runner-7", CPUs: 16, CPUModel: "AMD EPYC 7763 64-Core Processor",
