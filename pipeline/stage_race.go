@@ -144,7 +144,7 @@ func (s raceStage) measure(ctx context.Context, r *Run, j raceJob, db workload.D
 		}
 		c := race.JudgeCounters(race.CounterRun{
 			Requests: run.Requests, PerRequest: run.PerRequest, Grew: run.Grew,
-			DBConnections: run.DBConnections, ConnsPerReq: concurrency.ConnectionsPerRequest,
+			DBConnections: run.DBConnections, ConnsPerReq: concurrency.ConnectionsPerRequest, CPUs: run.CPUs,
 		})
 		res.Counters = append(res.Counters, &race.Counters{Side: sd, Build: b.Label, Check: c, Run: run})
 		step("%s: %s", sd, c)

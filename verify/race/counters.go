@@ -22,6 +22,7 @@ type CounterRun struct {
 	Grew          map[string]int64 // every counter's growth under concurrency
 	DBConnections int64            // what the database server counted in that time
 	ConnsPerReq   int64            // database connections one request opens
+	CPUs          int              // the server process's CPUs in the concurrent phase, 0 unknown
 }
 
 // A Counter is one counter that did not grow as the requests said.
@@ -51,6 +52,11 @@ type CounterCheck struct {
 	// go up and back down, counters of other features); each must not have
 	// moved either.
 	Still int `json:"still"`
+	// Unmoved names those of Still that nothing moved, not even within a
+	// request: the check says nothing of their updates.
+	Unmoved []string `json:"unmoved,omitempty"`
+	// CPUs is how many CPUs the server could run on (0: unknown).
+	CPUs int `json:"cpus,omitempty"`
 	// Updates is how many counter updates the concurrent requests made, at
 	// least: every request updates each of Counters once or more.
 	Updates int64 `json:"updates"`
@@ -64,6 +70,16 @@ type CounterCheck struct {
 	WorkError string `json:"work_error,omitempty"`
 }
 
+// Total is how many counters mysqlnd has (of this build).
+func (c CounterCheck) Total() int { return c.Counters + c.Still }
+
+// OneCPU says the concurrent phase ran on a single CPU: its threads took
+// turns, and an increment of one instruction cannot lose an update there.
+func (c CounterCheck) OneCPU() bool { return c.CPUs == 1 }
+
+// oneCPUText is why a run on one CPU cannot pass.
+const oneCPUText = "the server had 1 CPU, which cannot catch lost updates of single-instruction increments: the counter check needs 2 or more"
+
 // Exact reports whether every counter is what the requests made it.
 func (c CounterCheck) Exact() bool { return len(c.Off) == 0 && c.WorkError == "" }
 
@@ -74,7 +90,7 @@ func (c CounterCheck) Exact() bool { return len(c.Off) == 0 && c.WorkError == ""
 // the database server's count of connections confirms how many requests
 // really ran.
 func JudgeCounters(run CounterRun) CounterCheck {
-	c := CounterCheck{Requests: run.Requests}
+	c := CounterCheck{Requests: run.Requests, CPUs: run.CPUs}
 	n := int64(run.Requests)
 	if want := n * run.ConnsPerReq; run.DBConnections != want {
 		c.WorkError = fmt.Sprintf("the database server counted %d connections, %d requests open %d", run.DBConnections, run.Requests, want)
@@ -94,6 +110,9 @@ func JudgeCounters(run CounterRun) CounterCheck {
 			c.Updates += n
 		} else {
 			c.Still++
+			if got == 0 && !strings.HasPrefix(name, "active_") {
+				c.Unmoved = append(c.Unmoved, name)
+			}
 		}
 		if got != want {
 			off := Counter{Name: name, PerRequest: per, Expected: want, Got: got, Lost: want - got}

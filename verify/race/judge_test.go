@@ -2,6 +2,7 @@ package race
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -143,5 +144,44 @@ func TestFindingsLeaveTheLoadsFault(t *testing.T) {
 	r.Counters[1].Check.WorkError = ""
 	if f := r.Findings(); len(f) != 1 {
 		t.Errorf("without the database server's word, Findings = %q, want head's counters", f)
+	}
+}
+
+// On one CPU the threads take turns, and exact counters prove nothing: the
+// check cannot pass there (an error, not a pass), but updates lost on one
+// CPU still fail head. Base on one CPU alone breaks nothing: head decides.
+func TestJudgeOneCPU(t *testing.T) {
+	one := func(c CounterCheck) CounterCheck { c.CPUs = 1; return c }
+	exact, lost := counterCheck(10, 20), counterCheck(9, 20)
+	two := exact
+	two.CPUs = 2
+
+	r := judged(one(exact), one(exact), RaceDiff{})
+	err := Judge(r)
+	if err == nil || errors.Is(err, verdict.ErrCheckFailed) || len(r.Errors) != 1 || r.Errors[0] != "head counters: "+oneCPUText {
+		t.Errorf("exact on 1 CPU: Judge = %v, Errors %q; want the one-CPU error", err, r.Errors)
+	}
+	if cell := r.Cell(); !strings.Contains(cell, "counters not decided (1 CPU)") {
+		t.Errorf("exact on 1 CPU: cell %q, want not decided", cell)
+	}
+	if err := Judge(judged(one(exact), one(lost), RaceDiff{})); !errors.Is(err, verdict.ErrCheckFailed) {
+		t.Errorf("lost on 1 CPU: Judge = %v, want a failed check", err)
+	}
+	if err := Judge(judged(one(exact), two, RaceDiff{})); err != nil {
+		t.Errorf("head exact on 2 CPUs: Judge = %v, want a pass", err)
+	}
+	if got := two.String(); got != "2/2 counters exact, 0 updates lost in 10 requests on 2 CPUs" {
+		t.Errorf("String = %q", got)
+	}
+}
+
+// Counters no request moved are named, gauges aside: the check says
+// nothing of them.
+func TestUnmovedCounters(t *testing.T) {
+	c := JudgeCounters(CounterRun{Requests: 10,
+		PerRequest: map[string]int64{"a": 1, "z_never": 0, "b_never": 0, "active_x": 0},
+		Grew:       map[string]int64{"a": 10}, DBConnections: 20, ConnsPerReq: 2})
+	if d := cmp.Diff([]string{"b_never", "z_never"}, c.Unmoved); d != "" || c.Total() != 4 {
+		t.Errorf("Unmoved (-want +got):\n%s; Total %d, want 4", d, c.Total())
 	}
 }

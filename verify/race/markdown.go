@@ -59,6 +59,15 @@ func (r *Result) WriteSection(w io.Writer) error {
 		}
 		f("\n</details>\n\n")
 	}
+	if head := r.CountersOf(side.Head); head != nil && len(head.Check.Unmoved) > 0 {
+		c := head.Check
+		f("<details><summary>%d of mysqlnd's %d counters no request moved: the check says nothing of them</summary>\n\n", len(c.Unmoved), c.Total())
+		names := make([]string, len(c.Unmoved))
+		for i, n := range c.Unmoved {
+			names[i] = markdown.Code(n)
+		}
+		f("%s\n\n</details>\n\n", strings.Join(names, ", "))
+	}
 	if r.TSan != nil {
 		d := r.TSan.Diff
 		for _, rep := range d.New {
@@ -87,10 +96,17 @@ func (r *Result) countersLine(short bool) string {
 	c := head.Check
 	var s string
 	if c.Exact() {
-		s = fmt.Sprintf("%s counters exact under %d threads: %d/%d counters, 0 updates lost in %s requests",
-			verdict.Passed.Icon(), r.Threads, c.Counters, c.Counters, thousands(int64(c.Requests)))
+		s = fmt.Sprintf("%s counters exact under %d threads: %d/%d counters (of mysqlnd's %d), 0 updates lost in %s requests%s",
+			verdict.Passed.Icon(), r.Threads, c.Counters, c.Counters, c.Total(), thousands(int64(c.Requests)), c.onCPUs())
+		if c.OneCPU() {
+			s = fmt.Sprintf("%s counters not decided under %d threads: %d/%d exact in %s requests, but %s",
+				verdict.Error.Icon(), r.Threads, c.Counters, c.Counters, thousands(int64(c.Requests)), oneCPUText)
+		}
 		if short {
 			s = fmt.Sprintf("%s counters exact (%d/%d, %d threads)", verdict.Passed.Icon(), c.Counters, c.Counters, r.Threads)
+			if c.OneCPU() {
+				s = fmt.Sprintf("%s counters not decided (1 CPU)", verdict.Error.Icon())
+			}
 		}
 	} else {
 		s = fmt.Sprintf("%s counters not exact under %d threads: %s off in %s requests (of %d that a request moves), %s short in all",

@@ -171,7 +171,11 @@ type Result struct {
 	// during the concurrent phase: its own exact count of the work done.
 	DBConnections int64 `json:"db_connections"`
 	// PID is the server process that held the counters.
-	PID        int   `json:"pid"`
+	PID int `json:"pid"`
+	// CPUs is how many CPUs that process could run on in the concurrent
+	// phase (0: unknown). On one, threads take turns and a plain += of
+	// one instruction cannot lose an update.
+	CPUs       int   `json:"cpus"`
 	DurationMS int64 `json:"duration_ms"` // of the concurrent phase
 	// ChildSignals are the signals that ended the server's Apache
 	// children, by Apache's names: PHP crashed, while serving or at the
@@ -269,6 +273,7 @@ func Counters(ctx context.Context, opt Options) (*Result, error) {
 	// The status query's own connection is counted too.
 	res.DBConnections = dbAfter - dbBefore - 1
 	res.Grew = delta(prev, s3)
+	res.CPUs = countCPUs(s3.CPUs)
 	for _, s := range []stats{s0b, prev, s3} {
 		if s.PID != res.PID {
 			return nil, fmt.Errorf("counters: the counters moved from process %d to %d: the server restarted its child", res.PID, s.PID)
@@ -352,7 +357,29 @@ func serve(ctx context.Context, srv *httpd.Server, n, conns int, timeout time.Du
 
 type stats struct {
 	PID    int               `json:"pid"`
+	CPUs   string            `json:"cpus"` // Cpus_allowed_list, "" unknown
 	Values map[string]string `json:"stats"`
+}
+
+// countCPUs counts the CPUs of a Linux CPU list ("0-3,8,10-11"); 0 when it
+// cannot be read.
+func countCPUs(list string) int {
+	n := 0
+	for part := range strings.SplitSeq(list, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		if err != nil {
+			return 0
+		}
+		b := a
+		if isRange {
+			if b, err = strconv.Atoi(hi); err != nil || b < a {
+				return 0
+			}
+		}
+		n += b - a + 1
+	}
+	return n
 }
 
 // snapshot reads mysqlnd's counters through stats.php.

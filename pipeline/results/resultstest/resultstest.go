@@ -197,10 +197,11 @@ const DemoRepo = "demo (PHP 8.2.32 + mysqlnd atomic statistics)"
 // new race, or, racy, a head that dropped the lock and kept the plain +=:
 // counters short and TSan's race in mysqlnd.
 func RaceResult(racy bool) *race.Result {
-	per := map[string]int64{"bytes_received": 9960, "connect_success": 2, "rows_fetched_from_server_normal": 20, "active_connections": -2}
+	per := map[string]int64{"bytes_received": 9960, "connect_success": 2, "rows_fetched_from_server_normal": 20, "active_connections": -2,
+		"mem_emalloc_count": 0, "pconnect_success": 0}
 	exact := race.JudgeCounters(race.CounterRun{Requests: 20000, PerRequest: per, Grew: map[string]int64{
 		"bytes_received": 199_200_000, "connect_success": 40_000, "rows_fetched_from_server_normal": 400_000, "active_connections": -40_000,
-	}, DBConnections: 40_000, ConnsPerReq: 2})
+	}, DBConnections: 40_000, ConnsPerReq: 2, CPUs: 2})
 	rr := &race.Result{
 		Threads: 16,
 		Counters: []*race.Counters{
@@ -217,7 +218,7 @@ func RaceResult(racy bool) *race.Result {
 	}
 	rr.Counters[1].Check = race.JudgeCounters(race.CounterRun{Requests: 20000, PerRequest: per, Grew: map[string]int64{
 		"bytes_received": 198_794_434, "connect_success": 40_000, "rows_fetched_from_server_normal": 399_505, "active_connections": -40_003,
-	}, DBConnections: 40_000, ConnsPerReq: 2})
+	}, DBConnections: 40_000, ConnsPerReq: 2, CPUs: 2})
 	// stack reads "function file:line" frames.
 	stack := func(frames ...string) []race.Frame {
 		var st []race.Frame
