@@ -5,7 +5,10 @@
 // test name, a compiler message or a branch name renders as itself.
 package markdown
 
-import "strings"
+import (
+	"html"
+	"strings"
+)
 
 // inline keeps text on one line and inside its table cell.
 var inline = strings.NewReplacer("\r\n", " ", "\n", " ", "|", `\|`)
@@ -79,6 +82,19 @@ func Code(s string) string {
 		return fence + " " + s + " " + fence
 	}
 	return fence + s + fence
+}
+
+// oneLine puts text on one line: a line break inside an HTML element
+// would end the block it is in at the next blank line the text brings.
+var oneLine = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
+
+// HTML is s, text patchproof does not control, for inside an HTML element
+// (a <summary>, the <code> in it), where Markdown is not read: escaped as
+// HTML, on one line, and with no "@name" or "#123" that GitHub would make a
+// mention or a reference in the element's text.
+func HTML(s string) string {
+	s = html.EscapeString(oneLine.Replace(s))
+	return strings.NewReplacer("@", "@"+wj, "#", "#"+wj).Replace(s)
 }
 
 // Fence is the fence of a code block holding s: three backticks, or more

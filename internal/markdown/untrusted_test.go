@@ -109,3 +109,22 @@ func TestCodeUntrusted(t *testing.T) {
 		}
 	}
 }
+
+// TestHTMLUntrusted: a payload inside an HTML element stays its text: no
+// tag of its own, one line (a line break would let the text out of the
+// element's block), and no live mention or reference.
+func TestHTMLUntrusted(t *testing.T) {
+	mention := regexp.MustCompile(`(^|[^\w])[@#][\w/]`)
+	for _, p := range Payloads {
+		got := HTML(p)
+		if strings.ContainsAny(got, "<>\"\r\n") {
+			t.Errorf("HTML(%q) = %q: a tag, a quote or a line break is left", p, got)
+		}
+		if m := mention.FindString(got); m != "" {
+			t.Errorf("HTML(%q) = %q leaves %q", p, got, m)
+		}
+	}
+	if got := HTML("mysqli_connect.phpt"); got != "mysqli_connect.phpt" {
+		t.Errorf("HTML changed plain text: %q", got)
+	}
+}

@@ -398,9 +398,9 @@ func (r *Result) markdownShared(w io.Writer) {
 		case x.stats.Mutex == "":
 			sm = "no mutex locked"
 		case x.stats.Shared:
-			sm = fmt.Sprintf("shared, %s calls (`%s`)", value(x.stats.LocksPerRequest), x.stats.Mutex)
+			sm = fmt.Sprintf("shared, %s calls (%s)", value(x.stats.LocksPerRequest), markdown.Code(x.stats.Mutex))
 		default:
-			sm = fmt.Sprintf("one thread, %s calls (`%s`)", value(x.stats.LocksPerRequest), x.stats.Mutex)
+			sm = fmt.Sprintf("one thread, %s calls (%s)", value(x.stats.LocksPerRequest), markdown.Code(x.stats.Mutex))
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %d | %s |\n", x.arm, value(x.shared), value(x.perThread), x.mutexes, sm)
 	}

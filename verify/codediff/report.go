@@ -2,7 +2,6 @@ package codediff
 
 import (
 	"fmt"
-	"html"
 	"io"
 	"strings"
 
@@ -68,10 +67,10 @@ func (r *Report) Markdown(w io.Writer) error {
 	if r.BaseObjects != r.HeadObjects {
 		objects = fmt.Sprintf("%d/%d object files", r.BaseObjects, r.HeadObjects)
 	}
-	fmt.Fprintf(&b, "**%s** in %s (`%s`): %d changed, %d added, %d removed.\n",
-		r.Summary(), objects, r.Objects, len(r.Changed), len(r.Added), len(r.Removed))
+	fmt.Fprintf(&b, "**%s** in %s (%s): %d changed, %d added, %d removed.\n",
+		r.Summary(), objects, markdown.Code(r.Objects), len(r.Changed), len(r.Added), len(r.Removed))
 	for _, w := range r.Warnings {
-		fmt.Fprintf(&b, "\n> warning: %s", w)
+		fmt.Fprintf(&b, "\n> warning: %s", markdown.Text(w))
 	}
 	if len(r.Warnings) > 0 {
 		b.WriteString("\n")
@@ -81,7 +80,7 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	for _, d := range r.Changed {
 		fmt.Fprintf(&b, "\n<details><summary><code>%s</code> in <code>%s</code> (%d → %d bytes)</summary>\n\n",
-			html.EscapeString(d.Name), html.EscapeString(d.Object), d.BaseSize, d.HeadSize)
+			markdown.HTML(d.Name), markdown.HTML(d.Object), d.BaseSize, d.HeadSize)
 		diff, cut := capLines(d.Diff, maxDiffLines)
 		// A string literal in a target may hold a backtick fence.
 		b.WriteString(markdown.CodeBlock("diff", diff))
@@ -102,7 +101,7 @@ func writeFuncs(b *strings.Builder, title string, fs []Func) {
 	}
 	fmt.Fprintf(b, "\n#### %s\n\n", title)
 	for _, f := range fs {
-		fmt.Fprintf(b, "- `%s` in `%s` (%d bytes)\n", f.Name, f.Object, f.Size)
+		fmt.Fprintf(b, "- %s in %s (%d bytes)\n", markdown.Code(f.Name), markdown.Code(f.Object), f.Size)
 	}
 }
 

@@ -68,7 +68,7 @@ func (r *Result) writeNTS(w io.Writer, compact bool) error {
 		return r.NTS.Markdown(w)
 	}
 	n := r.NTS
-	fmt.Fprintf(&b, "**%s** (`%s`): %d changed, %d added, %d removed.\n\n", n.Summary(), n.Objects, len(n.Changed), len(n.Added), len(n.Removed))
+	fmt.Fprintf(&b, "**%s** (%s): %d changed, %d added, %d removed.\n\n", n.Summary(), markdown.Code(n.Objects), len(n.Changed), len(n.Added), len(n.Removed))
 	writeFuncList(&b, n, 0)
 	if len(n.Changed) > 0 {
 		b.WriteString("The disassembly diffs would not fit in a comment: they are in summary.md and results.json.\n\n")

@@ -3,7 +3,6 @@ package suites
 import (
 	"bufio"
 	"fmt"
-	"html"
 	"io"
 	"strings"
 	"time"
@@ -38,7 +37,7 @@ func writeComparison(w io.Writer, c Comparison, runs []*RunResult) error {
 			len(c.Flakes), plural(len(c.Flakes), "flake", "flakes"), c.Reruns)
 		fmt.Fprintf(bw, "| test | was | %s runs | %s runs |\n|---|---|---|---|\n", markdown.Text(c.Base), markdown.Text(c.Head))
 		for _, ch := range c.Flakes {
-			fmt.Fprintf(bw, "| `%s` | %s | %s | %s |\n", ch.Test, ch.Kind, runsText(ch.BaseRuns), runsText(ch.HeadRuns))
+			fmt.Fprintf(bw, "| %s | %s | %s | %s |\n", markdown.Code(ch.Test), ch.Kind, runsText(ch.BaseRuns), runsText(ch.HeadRuns))
 		}
 		fmt.Fprintln(bw)
 	}
@@ -51,10 +50,10 @@ func writeComparison(w io.Writer, c Comparison, runs []*RunResult) error {
 			len(c.UnchangedFailures), plural(len(c.UnchangedFailures), "failure", "failures"))
 		for _, ch := range c.UnchangedFailures {
 			if ch.Cause != "" {
-				fmt.Fprintf(bw, "- `%s`: %s on both builds (not caused by the change): %s\n", ch.Test, bothText(ch.Head), markdown.Text(ch.Cause))
+				fmt.Fprintf(bw, "- %s: %s on both builds (not caused by the change): %s\n", markdown.Code(ch.Test), bothText(ch.Head), markdown.Text(ch.Cause))
 				continue
 			}
-			fmt.Fprintf(bw, "- `%s`: %s on both builds (not caused by the change)%s\n", ch.Test, bothText(ch.Head), reasonText(ch.Reason))
+			fmt.Fprintf(bw, "- %s: %s on both builds (not caused by the change)%s\n", markdown.Code(ch.Test), bothText(ch.Head), reasonText(ch.Reason))
 		}
 		fmt.Fprint(bw, "\n</details>\n\n")
 	}
@@ -86,9 +85,9 @@ func writeCounts(w io.Writer, runs []*RunResult) {
 
 func writeChangeDetails(w io.Writer, c Comparison, ch Change) {
 	fmt.Fprintf(w, "<details><summary><code>%s</code>: %s → %s%s</summary>\n\n",
-		html.EscapeString(ch.Test), outcomeText(ch.Base), outcomeText(ch.Head), html.EscapeString(runsSummary(c, ch)))
+		markdown.HTML(ch.Test), outcomeText(ch.Base), outcomeText(ch.Head), markdown.HTML(runsSummary(c, ch)))
 	if ch.Reason != "" {
-		fmt.Fprintf(w, "%s\n\n", html.EscapeString(ch.Reason))
+		fmt.Fprintf(w, "%s\n\n", markdown.Text(ch.Reason))
 	}
 	if ch.Diff != "" {
 		fmt.Fprintf(w, "%s\n", markdown.CodeBlock("diff", ch.Diff))
@@ -102,7 +101,7 @@ func writeList(w io.Writer, c Comparison, title string, list []Change) {
 	}
 	fmt.Fprintf(w, "**%s** (%d):\n\n", markdown.Text(title), len(list))
 	for _, ch := range list {
-		fmt.Fprintf(w, "- `%s`: %s → %s%s%s\n", ch.Test, outcomeText(ch.Base), outcomeText(ch.Head), runsSummary(c, ch), reasonText(ch.Reason))
+		fmt.Fprintf(w, "- %s: %s → %s%s%s\n", markdown.Code(ch.Test), outcomeText(ch.Base), outcomeText(ch.Head), runsSummary(c, ch), reasonText(ch.Reason))
 	}
 	fmt.Fprintln(w)
 }
