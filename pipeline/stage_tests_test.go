@@ -34,7 +34,7 @@ func TestSuiteJobsText(t *testing.T) {
 		"ext/mysqli/tests/CONFLICTS": "mysql\nusers\n",
 	})
 	for _, tc := range []struct {
-		name string
+		name    string
 		servers int
 		jobs    []suiteJob
 		want    string
