@@ -27,21 +27,37 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name     string `xml:"name,attr"`
+	Tests    int    `xml:"tests,attr"`
+	Failures int    `xml:"failures,attr"`
+	Skipped  int    `xml:"skipped,attr"`
+	// Properties say what was compared: the commits, the builds, the
+	// server. JUnit puts them before the cases.
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Cases      []junitCase      `xml:"testcase"`
+}
+
+type junitProperties struct {
+	List []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
 	Name      string `xml:"name,attr"`
 	Classname string `xml:"classname,attr"`
 	// Time is head's run of the test, in seconds, as JUnit readers sum it.
-	Time      string        `xml:"time,attr"`
-	Failure   *junitMessage `xml:"failure,omitempty"`
-	Skipped   *junitMessage `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
+	Time    string        `xml:"time,attr"`
+	Failure *junitMessage `xml:"failure,omitempty"`
+	// FlakyFailure is Surefire's element for a test that failed in some of
+	// its re-runs and passed in others: readers show it as flaky, not
+	// failed.
+	FlakyFailure []junitMessage `xml:"flakyFailure,omitempty"`
+	Skipped      *junitMessage  `xml:"skipped,omitempty"`
+	SystemOut    string         `xml:"system-out,omitempty"`
 }
 
 type junitMessage struct {
@@ -59,7 +75,7 @@ func WriteJUnit(w io.Writer, rs []*results.Result) (bool, error) {
 			continue
 		}
 		for _, vc := range t.Tests.Comparisons {
-			s := junitSuiteOf(t.Name, vc, t.Tests.Runs)
+			s := junitSuiteOf(t.TargetResult, vc)
 			all.Suites = append(all.Suites, s)
 			all.Tests += s.Tests
 			all.Failures += s.Failures
@@ -81,9 +97,21 @@ func WriteJUnit(w io.Writer, rs []*results.Result) (bool, error) {
 	return true, err
 }
 
-func junitSuiteOf(target string, vc *suites.VariantComparison, runs []*suites.RunResult) junitSuite {
-	c := vc.Comparison
-	s := junitSuite{Name: fmt.Sprintf("%s %s: %s vs %s", target, vc.Variant, c.Head, c.Base)}
+func junitSuiteOf(t *results.TargetResult, vc *suites.VariantComparison) junitSuite {
+	c, runs := vc.Comparison, t.Tests.Runs
+	s := junitSuite{Name: fmt.Sprintf("%s %s: %s vs %s", t.Name, vc.Variant, c.Head, c.Base)}
+	var props []junitProperty
+	for _, p := range [][2]string{
+		{"target", t.Name}, {"variant", vc.Variant},
+		{"base.build", c.Base}, {"base.commit", t.Base.Commit},
+		{"head.build", c.Head}, {"head.commit", t.Head.Commit},
+		{"server", t.Tests.Server},
+	} {
+		if p[1] != "" {
+			props = append(props, junitProperty{Name: p[0], Value: p[1]})
+		}
+	}
+	s.Properties = &junitProperties{List: props}
 	byKind := map[string]suites.Change{}
 	for _, group := range [][]suites.Change{c.Regressions, c.Flakes, c.UnchangedFailures, c.Fixes, c.ChangedSkips, c.OnlyHead} {
 		for _, ch := range group {
@@ -134,6 +162,11 @@ func junitSuiteOf(target string, vc *suites.VariantComparison, runs []*suites.Ru
 			s.Failures++
 		case flaky[n]:
 			tc.SystemOut = fmt.Sprintf("flaky: differed between base and head, but its re-runs did not agree with themselves (base %v, head %v)", ch.BaseRuns, ch.HeadRuns)
+			for _, o := range ch.HeadRuns {
+				if o != suites.Pass {
+					tc.FlakyFailure = append(tc.FlakyFailure, junitMessage{Message: fmt.Sprintf("head: %s in one of its runs", o), Type: "flaky"})
+				}
+			}
 		case changed && ch.Kind == suites.UnchangedFailure:
 			tc.Skipped = &junitMessage{Message: fmt.Sprintf("fails on base too (%s): not the change's", orNone(ch.Base))}
 			s.Skipped++
