@@ -3,14 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"debug/elf"
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -19,6 +22,7 @@ import (
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline"
 	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/verify/suites"
 	"github.com/patchproof/patchproof/verify/verdict"
 	"github.com/patchproof/patchproof/workloads/bench"
 	"github.com/patchproof/patchproof/workloads/concurrency"
@@ -103,13 +107,29 @@ func TestE2EDemo(t *testing.T) {
 		}
 	}
 
-	// NTS: every mysqlnd function the same machine code (484 in 8.2.32).
+	// NTS: every mysqlnd function the same machine code (490 in 8.2.32
+	// with OpenSSL, 484 without), the SSL code among them: mysqlnd_auth.o
+	// calls OpenSSL, which it does only when MYSQLND_HAVE_SSL is defined.
 	cd := tg.CodeDiff
 	if cd == nil || cd.NTS == nil {
 		t.Fatal("no NTS machine-code comparison")
 	}
-	if !cd.NTS.AllIdentical() || cd.NTS.Compared != 484 || cd.NTS.Identical != 484 {
-		t.Errorf("NTS: %s (compared %d), want 484/484 identical", cd.NTS.Summary(), cd.NTS.Compared)
+	if !cd.NTS.AllIdentical() || cd.NTS.Compared != demoNTSFunctions || cd.NTS.Identical != demoNTSFunctions {
+		t.Errorf("NTS: %s (compared %d), want %d/%d identical", cd.NTS.Summary(), cd.NTS.Compared, demoNTSFunctions, demoNTSFunctions)
+	}
+	for _, b := range tg.Builds {
+		if b.Variant != builders.NTS {
+			continue
+		}
+		if calls := openSSLCalls(t, filepath.Join(b.Dir, "ext", "mysqlnd", "mysqlnd_auth.o")); len(calls) == 0 {
+			t.Errorf("%s: mysqlnd_auth.o calls no OpenSSL function: mysqlnd was built without SSL", b.Label)
+		}
+	}
+	// The SSL test that needs ext/openssl passes on every build.
+	for _, r := range tg.Tests.Runs {
+		if got := r.ByName()["ext/mysqli/tests/gh8978.phpt"].Outcome; got != suites.Pass {
+			t.Errorf("%s: gh8978.phpt %s, want pass (the profile has ext/openssl)", r.Build, got)
+		}
 	}
 	// ZTS: the change shows, in the statistics code.
 	if cd.ZTS == nil || len(cd.ZTS.Changed) == 0 {
@@ -151,7 +171,7 @@ func TestE2ERerunIsCached(t *testing.T) {
 // --post to the GitHub fake that scripts/test started: one comment, the
 // second run's, showing all four checks.
 func TestE2EPostedByRun(t *testing.T) {
-	_, _ = e2eResult(t)
+	demoRes, _ := e2eResult(t)
 	api, token := os.Getenv("PATCHPROOF_E2E_GITHUB"), os.Getenv("PATCHPROOF_E2E_TOKEN")
 	if api == "" || token == "" {
 		t.Skip("PATCHPROOF_E2E_GITHUB is not set: scripts/test starts a GitHub fake for the demo runs")
@@ -184,14 +204,14 @@ func TestE2EPostedByRun(t *testing.T) {
 		t.Error("the comment holds the raw shared and per-thread table: it belongs in the artifacts")
 	}
 	for _, want := range []string{
-		"484/484 identical",         // NTS machine code
+		fmt.Sprintf("%d/%d identical", demoNTSFunctions, demoNTSFunctions), // NTS machine code
 		"#### ZTS machine code",     // information
 		"ext/mysqli/tests",          // the suites
 		"#### Contention benchmark", // the benchmark
 		"**Where the CPU goes**",    // where the CPU goes
 		"lock calls/req",            //
 		"#### Concurrency",          // the concurrency check
-		"✅ counters exact under 16 threads: 43/43 counters, 0 updates lost in 20,000 requests",
+		countersLine(t, demoRes),
 		"✅ ThreadSanitizer: no new race",
 		"run=" + second.StartedAt.Format("2006-01-02T15:04:05Z"), // the second run's
 	} {
@@ -447,7 +467,7 @@ func TestE2EPostDemo(t *testing.T) {
 		} else if cs[0].ID != first {
 			t.Errorf("run %s posted a new comment instead of updating %d", runID, first)
 		}
-		for _, want := range []string{"484/484 identical", "#### ZTS machine code", "mysqli", "#### Contention benchmark", "lock calls/req", "#### Concurrency", "run=" + runID} {
+		for _, want := range []string{fmt.Sprintf("%d/%d identical", demoNTSFunctions, demoNTSFunctions), "#### ZTS machine code", "mysqli", "#### Contention benchmark", "lock calls/req", "#### Concurrency", "run=" + runID} {
 			if !strings.Contains(cs[0].Body, want) {
 				t.Errorf("run %s: the comment lacks %q", runID, want)
 			}
@@ -474,9 +494,15 @@ func TestE2ERace(t *testing.T) {
 		if c == nil {
 			t.Fatalf("%s: no counter run", s)
 		}
-		if !c.Check.Exact() || c.Check.Requests != concurrency.DefaultRequests || c.Check.Counters < 40 {
-			t.Errorf("%s: %d requests, %d counters, off %+v, want every one of 40+ counters exact in %d requests",
+		if !c.Check.Exact() || c.Check.Requests != concurrency.DefaultRequests || c.Check.Counters < 90 {
+			t.Errorf("%s: %d requests, %d counters, off %+v, want every one of 90+ counters exact in %d requests",
 				s, c.Check.Requests, c.Check.Counters, c.Check.Off, concurrency.DefaultRequests)
+		}
+		// The concurrent phase had every CPU of this machine: on one, the
+		// check cannot decide.
+		if c.Check.CPUs != runtime.NumCPU() || c.Check.Total() != 163 || len(c.Check.Unmoved) == 0 {
+			t.Errorf("%s: %d CPUs (want %d), %d counters in all (want mysqlnd 8.2's 163), %d unmoved listed",
+				s, c.Check.CPUs, runtime.NumCPU(), c.Check.Total(), len(c.Check.Unmoved))
 		}
 		if c.Run == nil || c.Run.DBConnections != int64(concurrency.DefaultRequests*concurrency.ConnectionsPerRequest) {
 			t.Errorf("%s: the database did not count one connection per request and statement kind: %+v", s, c.Run)
@@ -546,4 +572,48 @@ func TestE2ERacyHeadFails(t *testing.T) {
 		}
 	}
 	t.Logf("racy head: counters lost %v (%d off), ThreadSanitizer %v", lost, len(head.Check.Off), raced)
+}
+
+// demoNTSFunctions is how many functions ext/mysqlnd's NTS objects define
+// in the demo's PHP 8.2.32 built with the mysql profile (OpenSSL, zlib).
+const demoNTSFunctions = 490
+
+// openSSLCalls are the OpenSSL functions (EVP_*, PEM_*, BIO_*, RSA_*) an
+// object file calls: its undefined symbols of those names.
+func openSSLCalls(t *testing.T, obj string) []string {
+	t.Helper()
+	f, err := elf.Open(obj)
+	if err != nil {
+		t.Fatalf("open %s: %v", obj, err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatalf("symbols of %s: %v", obj, err)
+	}
+	var calls []string
+	for _, s := range syms {
+		if s.Section != elf.SHN_UNDEF {
+			continue
+		}
+		for _, p := range []string{"EVP_", "PEM_", "BIO_", "RSA_"} {
+			if strings.HasPrefix(s.Name, p) {
+				calls = append(calls, s.Name)
+			}
+		}
+	}
+	return calls
+}
+
+// countersLine is what the comment says of exact counters, with the
+// demo's own figures.
+func countersLine(t *testing.T, res *results.Result) string {
+	t.Helper()
+	rr := res.Targets[0].Race
+	if rr == nil || rr.CountersOf(side.Head) == nil {
+		t.Fatal("no head counters in the demo's results")
+	}
+	c := rr.CountersOf(side.Head).Check
+	return fmt.Sprintf("✅ counters exact under 16 threads: %d/%d counters (of mysqlnd's %d), 0 updates lost in 20,000 requests on %d CPUs",
+		c.Counters, c.Counters, c.Total(), c.CPUs)
 }
