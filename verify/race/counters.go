@@ -110,7 +110,7 @@ func JudgeCounters(run CounterRun) CounterCheck {
 			c.Updates += n
 		} else {
 			c.Still++
-			if got == 0 && !strings.HasPrefix(name, "active_") {
+			if got == 0 && !(Counter{Name: name}).Gauge() {
 				c.Unmoved = append(c.Unmoved, name)
 			}
 		}

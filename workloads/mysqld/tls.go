@@ -45,39 +45,23 @@ func makeTLS(dir string, hosts []string) (TLSFiles, error) {
 		Cert: filepath.Join(tdir, "server-cert.pem"),
 		Key:  filepath.Join(tdir, "server-key.pem"),
 	}
-	now := time.Now().Add(-time.Hour)
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return TLSFiles{}, fmt.Errorf("tls: %w", err)
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber:          serial(),
+	caKey, caDER, err := issue(&x509.Certificate{
 		Subject:               pkix.Name{Organization: []string{"patchproof"}, CommonName: "patchproof test CA"},
-		NotBefore:             now,
-		NotAfter:              now.Add(tlsValidity),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	}, nil, nil)
 	if err != nil {
-		return TLSFiles{}, fmt.Errorf("tls: %w", err)
+		return TLSFiles{}, err
 	}
 	caCert, err := x509.ParseCertificate(caDER)
 	if err != nil {
 		return TLSFiles{}, fmt.Errorf("tls: %w", err)
 	}
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return TLSFiles{}, fmt.Errorf("tls: %w", err)
-	}
 	tmpl := &x509.Certificate{
-		SerialNumber: serial(),
-		Subject:      pkix.Name{Organization: []string{"patchproof"}, CommonName: "patchproof test MariaDB"},
-		NotBefore:    now,
-		NotAfter:     now.Add(tlsValidity),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		Subject:     pkix.Name{Organization: []string{"patchproof"}, CommonName: "patchproof test MariaDB"},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {
@@ -86,9 +70,9 @@ func makeTLS(dir string, hosts []string) (TLSFiles, error) {
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+	key, der, err := issue(tmpl, caCert, caKey)
 	if err != nil {
-		return TLSFiles{}, fmt.Errorf("tls: %w", err)
+		return TLSFiles{}, err
 	}
 	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
@@ -111,6 +95,27 @@ func makeTLS(dir string, hosts []string) (TLSFiles, error) {
 		}
 	}
 	return files, nil
+}
+
+// issue makes a key and a certificate of tmpl for it, valid from an hour
+// ago for tlsValidity, signed by parent's key (by its own when parent is
+// nil).
+func issue(tmpl, parent *x509.Certificate, parentKey *ecdsa.PrivateKey) (*ecdsa.PrivateKey, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tls: %w", err)
+	}
+	tmpl.SerialNumber = serial()
+	tmpl.NotBefore = time.Now().Add(-time.Hour)
+	tmpl.NotAfter = tmpl.NotBefore.Add(tlsValidity)
+	if parent == nil {
+		parent, parentKey = tmpl, key
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tls: %w", err)
+	}
+	return key, der, nil
 }
 
 func serial() *big.Int {
