@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
@@ -13,8 +14,9 @@ import (
 const commentBudget = 60000
 
 // HistoryReserve is the part of the budget left for the block of earlier
-// runs' verdicts that the GitHub side adds when it posts.
-const HistoryReserve = 3000
+// runs' verdicts that the GitHub side adds when it posts: the bound that
+// side keeps it under, so that the two cannot drift apart.
+const HistoryReserve = github.MaxHistory
 
 // bodyBudget is what the summary itself may take of the comment.
 const bodyBudget = commentBudget - HistoryReserve

@@ -4,9 +4,9 @@
 // there, with a commit status on the head commit that was validated.
 //
 // A target's part of the report is a walk over the ordered list of its
-// checks (checks in section.go): each check's result gives its overview
-// cell and its section (Section), so that the overview's columns and the
-// sections below keep one order.
+// checks (checks in section.go): each check's result gives its line of
+// the target's verdict block (the reviewer's questions) and its section
+// (Section), so that the answers and the sections below keep one order.
 //
 // It reads Results only, so a results.json written by another job renders
 // the same as the run in hand, and the output depends on nothing else (no

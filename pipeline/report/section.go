@@ -6,10 +6,10 @@ import (
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
-// A Section is one check's part of a target's report: its cell in the
-// overview and its section below. Each check's result provides both, in
-// its verify package, so that what a check finds and how it reads live in
-// one place.
+// A Section is one check's part of a target's report: its short answer
+// (Cell, the line of the verdict block where the check gives no Answer)
+// and its section below. Each check's result provides both, in its verify
+// package, so that what a check finds and how it reads live in one place.
 type Section interface {
 	Cell() string
 	WriteSection(w io.Writer) error
@@ -21,14 +21,10 @@ type compactSection interface {
 	WriteCompactSection(w io.Writer) error
 }
 
-// A check is an entry of the report's list: a column of the overview and,
-// in the same order, a section of each target.
+// A check is an entry of the report's list: a section of each target,
+// under its title, in the list's order.
 type check struct {
-	column string // the overview's header
-	// always shows the column in every overview, not only when some target
-	// has the check.
-	always bool
-	absent string // the cell of a target without the check
+	title string // the section's heading, and how questions name it
 	// of is t's section, nil where t has none (the stage did not run, or
 	// the check has nothing to show).
 	of func(t results.JobTarget) Section
@@ -39,32 +35,32 @@ type check struct {
 var checks = []check{
 	// Every target is asked whether NTS stayed the same: a nil Result
 	// says it was not compared, and why.
-	{"NTS machine code", true, "not compared", func(t results.JobTarget) Section { return t.CodeDiff }},
-	{"ZTS machine code (information)", true, "not compared", func(t results.JobTarget) Section {
+	{"NTS machine code", func(t results.JobTarget) Section { return t.CodeDiff }},
+	{"ZTS machine code (information)", func(t results.JobTarget) Section {
 		if t.CodeDiff == nil || t.CodeDiff.ZTS == nil {
 			return nil
 		}
 		return t.CodeDiff.Information()
 	}},
-	{"builds", true, "none", func(t results.JobTarget) Section {
+	{"builds", func(t results.JobTarget) Section {
 		if len(t.Builds) == 0 {
 			return nil
 		}
 		return buildsSection(t.Builds)
 	}},
-	{"tests", false, "not run", func(t results.JobTarget) Section {
+	{"tests", func(t results.JobTarget) Section {
 		if t.Tests == nil {
 			return nil
 		}
 		return t.Tests
 	}},
-	{"concurrency", false, "not run", func(t results.JobTarget) Section {
+	{"concurrency", func(t results.JobTarget) Section {
 		if t.Race == nil {
 			return nil
 		}
 		return t.Race
 	}},
-	{"cost of statistics, head vs base", false, "not run", func(t results.JobTarget) Section {
+	{"cost of statistics, head vs base", func(t results.JobTarget) Section {
 		if t.Bench == nil {
 			return nil
 		}
@@ -72,9 +68,9 @@ var checks = []check{
 	}},
 }
 
-// A titled section is a target's section with its column's header.
+// A titled section is a target's section with its check's title.
 type titled struct {
-	column string
+	title string
 	Section
 }
 
@@ -87,7 +83,7 @@ func sections(t results.JobTarget) []titled {
 	var ss []titled
 	for _, c := range checks {
 		if s := c.of(t); s != nil {
-			ss = append(ss, titled{c.column, s})
+			ss = append(ss, titled{c.title, s})
 		}
 	}
 	return ss

@@ -29,7 +29,7 @@ func TestSections(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
 			for _, s := range sections(results.JobTarget{TargetResult: tt.t}) {
-				got = append(got, s.column)
+				got = append(got, s.title)
 			}
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("sections (-want +got):\n%s", d)

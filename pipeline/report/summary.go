@@ -12,8 +12,8 @@ import (
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
-// RenderSummary writes the Markdown summary of results: the verdict, an
-// overview row per target, then per target the machine-code comparison, the
+// RenderSummary writes the Markdown summary of results: the verdict, a
+// block of answers per target, then per target the machine-code comparison, the
 // builds and the other checks, the stages with a chart of where the time
 // went, and the commits, settings and machine. Several Results (one per job)
 // render as one report.

@@ -18,11 +18,11 @@ type answerer interface{ Answer() string }
 type caveated interface{ Caveats() []string }
 
 // questions are the reviewer's five, in the README's order: each line of
-// a target's verdict block answers one, by the check's column.
+// a target's verdict block answers one, by the title of its check.
 var questions = []struct {
-	n      int
-	label  string
-	column string
+	n     int
+	label string
+	title string
 }{
 	{1, "NTS", "NTS machine code"},
 	{2, "tests", "tests"},
@@ -36,9 +36,9 @@ var questions = []struct {
 // several.
 func (p *summaryWriter) verdictBlock(t results.JobTarget, rs []*results.Result, withName bool) {
 	p.f("%s\n", commitsLine(t, withName))
-	byColumn := map[string]Section{}
+	byTitle := map[string]Section{}
 	for _, s := range sections(t) {
-		byColumn[s.column] = s.Section
+		byTitle[s.title] = s.Section
 	}
 	// What ran is the target's own job's: in a merge of one job per
 	// target, another target's skipped stage is not this one's.
@@ -49,13 +49,13 @@ func (p *summaryWriter) verdictBlock(t results.JobTarget, rs []*results.Result, 
 	var caveats []string
 	notRun := notRunReasons(own)
 	for _, q := range questions {
-		s := byColumn[q.column]
+		s := byTitle[q.title]
 		var answer string
 		switch {
 		case t.Backport != nil && !t.Backport.Applied:
 			answer = "not checked: the change does not apply"
 		case s == nil:
-			answer = "not run" + notRun[stageOf(q.column)]
+			answer = "not run" + notRun[stageOf(q.title)]
 		default:
 			if a, ok := s.(answerer); ok {
 				answer = a.Answer()
@@ -118,9 +118,9 @@ func backportAnswer(t results.JobTarget, rs []*results.Result) string {
 	return "backports: " + strings.Join(parts, ", ")
 }
 
-// stageOf is the stage that answers a check's column.
-func stageOf(column string) string {
-	switch column {
+// stageOf is the stage that answers the check of a title.
+func stageOf(title string) string {
+	switch title {
 	case "NTS machine code":
 		return "codediff"
 	case "tests":
@@ -175,7 +175,7 @@ func stagesSkipped(rs []*results.Result) []string {
 // answered says whether a question's line tells of stage's outcome.
 func answered(stage string) bool {
 	for _, q := range questions {
-		if stageOf(q.column) == stage {
+		if stageOf(q.title) == stage {
 			return true
 		}
 	}

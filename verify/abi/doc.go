@@ -2,7 +2,7 @@
 // binary interface extensions are compiled against, base against head, in
 // one variant's builds (NTS and ZTS lay types out differently). Its part
 // of results.json is [Result]; [Judge] is the rule that fails a stable
-// branch's target; the overview's cell is [Result.Cell] and the target's
+// branch's target; the verdict block's line is [Result.Cell] and the target's
 // "ABI" section [Result.WriteSection].
 //
 // Three things are compared:

@@ -9,7 +9,7 @@ import (
 	"github.com/patchproof/patchproof/verify/verdict"
 )
 
-// Cell is the check in the overview: one line a variant, "ABI unchanged"
+// Cell is the check in the verdict block: one line a variant, "ABI unchanged"
 // or how many changes and breaks, marked by what they do to the target.
 func (r *Result) Cell() string {
 	var lines []string

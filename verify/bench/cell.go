@@ -9,7 +9,7 @@ import (
 	benchrun "github.com/patchproof/patchproof/workloads/bench"
 )
 
-// Cell sums the benchmark up in the overview, one line of Markdown: lock
+// Cell sums the benchmark up in the verdict block, one line of Markdown: lock
 // calls per request, the number a reviewer looks for first; then each
 // judged exact measure's verdict of head against base, with where (with
 // statistics off, on, or in their cost) and by how much it changed; CPU

@@ -1,6 +1,6 @@
 // Package bench is the contention benchmark check's one home: its part of
 // results.json ([Result], what workloads/bench measured), the rules that
-// fail a run ([Judge]), and its report: the overview's cell
+// fail a run ([Judge]), and its report: its line of the verdict block
 // ([Result.Cell]) and the target's "Contention benchmark" section
 // ([Result.WriteSection]).
 //

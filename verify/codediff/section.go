@@ -10,7 +10,7 @@ import (
 	"github.com/patchproof/patchproof/verify/verdict"
 )
 
-// Cell is the NTS comparison in the report's overview. A nil Result is a
+// Cell is the NTS comparison in the report's verdict block. A nil Result is a
 // target the check did not run on: every target is asked question 1, so
 // its cell and section say that it was not compared rather than vanish.
 func (r *Result) Cell() string {
@@ -84,7 +84,7 @@ type Information struct{ r *Result }
 // section is empty where there is none.
 func (r *Result) Information() Information { return Information{r} }
 
-// Cell is the ZTS comparison in the report's overview.
+// Cell is the ZTS comparison in the report's verdict block.
 func (i Information) Cell() string {
 	if i.r == nil || i.r.ZTS == nil {
 		return "not compared"

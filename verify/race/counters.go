@@ -3,7 +3,7 @@
 // threads served them at once (no lost update), and which ThreadSanitizer
 // reports a head build has that its base has not. It owns the check's part
 // of results.json (Result), Judge (every rule that fails the check, or
-// says it could not judge), and the check's overview cell and report
+// says it could not judge), and the check's line in the verdict block and report
 // section. The measurements come from workloads/concurrency; the pipeline's
 // race stage gathers them into a Result.
 package race

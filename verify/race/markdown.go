@@ -11,7 +11,7 @@ import (
 	"github.com/patchproof/patchproof/verify/verdict"
 )
 
-// Cell is the check in the report's overview: one line for the counters,
+// Cell is the check in the report's verdict block: one line for the counters,
 // one for ThreadSanitizer, one for a crash that fails head, and how many
 // errors kept it from judging.
 func (r *Result) Cell() string {

@@ -9,7 +9,7 @@ import (
 	"github.com/patchproof/patchproof/verify/verdict"
 )
 
-// Cell is the test-suite check in the report's overview: regressions over
+// Cell is the test-suite check in the report's verdict block: regressions over
 // every variant compared, flakes, and what could not be run.
 func (r *Result) Cell() string {
 	if len(r.Comparisons) == 0 {
@@ -40,7 +40,7 @@ func (r *Result) Cell() string {
 
 // WriteSection writes each variant's comparison, base vs head, with the
 // counts of the runs compared, then what could not be run and the server
-// the suites ran against. Suites that agree are a line in the overview:
+// the suites ran against. Suites that agree are a line in the verdict block:
 // their section is folded for whoever wants the tables.
 func (r *Result) WriteSection(w io.Writer) error {
 	var b strings.Builder

@@ -91,7 +91,7 @@ func (c Change) String() string {
 	return string(c)
 }
 
-// Icon marks a change in the overview: only a regression is red.
+// Icon marks a change in the report: only a regression is red.
 func (c Change) Icon() string {
 	switch c {
 	case Improved:

@@ -5,7 +5,7 @@
 //
 // It measures and summarises; it does not judge. Which of its verdicts
 // fail a run (an exact measure that regressed, head's PHP crashing more
-// often than base's), the overview's cell and the report's section are
+// often than base's), the verdict block's line and the report's section are
 // verify/bench's, the benchmark check's one home, which holds this
 // package's [Result] as its part of results.json. Nothing here imports
 // verify/bench.
