@@ -61,6 +61,29 @@ func ReadFile(dir, rel string, max int64) ([]byte, error) {
 	return readBounded(f, filepath.Join(dir, rel), max)
 }
 
+// OpenIn is Open of a path that lies beneath root, opened from root: a
+// link on any directory of the way (a build's ext/mysqlnd made a link to
+// a host directory) cannot take the read out of root, as it can with
+// OpenPath, which only guards the last component. A path that is not
+// beneath root is an error.
+func OpenIn(root, path string) (*os.File, error) {
+	rel, err := filepath.Rel(root, path)
+	if err != nil || !filepath.IsLocal(rel) {
+		return nil, fmt.Errorf("open %s: not beneath %s", path, root)
+	}
+	return Open(root, rel)
+}
+
+// ReadIn is ReadFile of a path beneath root, read from root (OpenIn).
+func ReadIn(root, path string, max int64) ([]byte, error) {
+	f, err := OpenIn(root, path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readBounded(f, path, max)
+}
+
 // ReadPath is ReadFile for a path: the file beneath its own directory.
 func ReadPath(path string, max int64) ([]byte, error) {
 	return ReadFile(filepath.Dir(path), filepath.Base(path), max)

@@ -98,3 +98,26 @@ func TestTreeBudget(t *testing.T) {
 		t.Errorf("the copy holds %s", secret)
 	}
 }
+
+// ReadIn guards the whole way from its root: a directory of the way that
+// is a link out (where ReadPath, which opens beneath the file's own
+// directory, reads the host's file), and a path not beneath the root.
+func TestReadIn(t *testing.T) {
+	dir, secret := tree(t)
+	if err := os.Symlink(filepath.Dir(secret), filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	through := filepath.Join(dir, "out", filepath.Base(secret))
+	if b, err := ReadPath(through, 1<<10); err != nil || !strings.Contains(string(b), "hunter2") {
+		t.Fatalf("ReadPath through the link: %q, %v; the case no longer shows the hole", b, err)
+	}
+	if b, err := ReadIn(dir, through, 1<<10); err == nil {
+		t.Errorf("ReadIn read %q through a directory link out of the tree", b)
+	}
+	if b, err := ReadIn(dir, secret, 1<<10); err == nil || !strings.Contains(err.Error(), "not beneath") {
+		t.Errorf("ReadIn of a path outside the root: %q, %v", b, err)
+	}
+	if b, err := ReadIn(dir, filepath.Join(dir, "sub/main/php_version.h"), 1<<10); err != nil || !strings.Contains(string(b), "#define") {
+		t.Errorf("ReadIn through a link that stays inside: %q, %v", b, err)
+	}
+}

@@ -85,7 +85,7 @@ func compareTypes(base, head map[string]*Type, headSrc string) []Change {
 		case bt == nil:
 			cs = append(cs, Change{Kind: TypeAdded, Subject: k, Head: bytes(ht.Size), File: ht.File, Line: ht.Line})
 		case ht == nil:
-			if declares(filepath.Join(headSrc, bt.File), bt.Name) {
+			if declares(headSrc, bt.File, bt.Name) {
 				cs = append(cs, Change{Kind: TypeUnused, Subject: k, File: bt.File, Line: bt.Line})
 				continue
 			}
@@ -97,9 +97,10 @@ func compareTypes(base, head map[string]*Type, headSrc string) []Change {
 	return cs
 }
 
-// declares says whether a header still names an identifier.
-func declares(file, name string) bool {
-	b, err := safefs.ReadPath(file, maxSourceFile)
+// declares says whether a header of the source tree src still names an
+// identifier.
+func declares(src, file, name string) bool {
+	b, err := safefs.ReadIn(src, filepath.Join(src, file), maxSourceFile)
 	return err == nil && regexp.MustCompile(`\b`+regexp.QuoteMeta(name)+`\b`).Match(b)
 }
 

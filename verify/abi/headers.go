@@ -74,7 +74,7 @@ func InstalledHeaders(src string) (Installed, error) {
 		return in, fmt.Errorf("read installed headers of %s: no configure.ac or config*.m4 in it", src)
 	}
 	for _, s := range scripts {
-		b, err := safefs.ReadPath(s, maxSourceFile)
+		b, err := safefs.ReadIn(src, s, maxSourceFile)
 		if err != nil {
 			return in, fmt.Errorf("read installed headers: %w", err)
 		}

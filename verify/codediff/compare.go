@@ -103,7 +103,7 @@ func loadSide(dir, pattern string) (*side, error) {
 	g.SetLimit(runtime.GOMAXPROCS(0))
 	for i := range paths {
 		g.Go(func() error {
-			o, err := readObject(paths[i], keys[i])
+			o, err := readObject(dir, paths[i], keys[i])
 			if err != nil {
 				return fmt.Errorf("codediff: %w", err)
 			}

@@ -254,7 +254,7 @@ func TestFunctionsCounted(t *testing.T) {
 		t.Run(strings.Join(append([]string{"flags"}, flags...), " "), func(t *testing.T) {
 			dir := t.TempDir()
 			buildTree(t, dir, map[string]string{"m": fixture}, flags...)
-			o, err := readObject(filepath.Join(dir, "ext/mysqlnd/m.o"), "m.o")
+			o, err := readObject(dir, filepath.Join(dir, "ext/mysqlnd/m.o"), "m.o")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -278,7 +278,7 @@ func TestTargetNames(t *testing.T) {
 	dir := t.TempDir()
 	src := fixture + "int flag(void) { static char seen; if (seen) return 1; seen = 1; return 0; }\n"
 	buildTree(t, dir, map[string]string{"m": src})
-	o, err := readObject(filepath.Join(dir, "ext/mysqlnd/m.o"), "m.o")
+	o, err := readObject(dir, filepath.Join(dir, "ext/mysqlnd/m.o"), "m.o")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -381,6 +381,30 @@ func TestCompareDirsErrors(t *testing.T) {
 	}
 }
 
+// A build whose ext/mysqlnd is a link to a directory outside it (the
+// host's objects, say) is not read through: the comparison fails, naming
+// the escape. Before OpenIn, the objects there were compared.
+func TestCompareDirsLinkedDirectory(t *testing.T) {
+	good := t.TempDir()
+	buildTree(t, good, map[string]string{"m": fixture})
+	outside := t.TempDir()
+	buildTree(t, outside, map[string]string{"m": fixture})
+	base := t.TempDir()
+	if err := os.Mkdir(filepath.Join(base, "ext"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "ext/mysqlnd"), filepath.Join(base, "ext/mysqlnd")); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := CompareDirs(base, good, Options{})
+	if err == nil {
+		t.Fatalf("compared %d functions read through the link", rep.Compared)
+	}
+	if !strings.Contains(err.Error(), "m.o") || !strings.Contains(err.Error(), "escapes") {
+		t.Errorf("error %q does not say that m.o's path leaves the build", err)
+	}
+}
+
 // TestTruncatedEverywhere cuts a real object at every length: an error each
 // time, never a panic.
 func TestTruncatedEverywhere(t *testing.T) {
@@ -395,7 +419,7 @@ func TestTruncatedEverywhere(t *testing.T) {
 		if err := os.WriteFile(p, obj[:n], 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := readObject(p, "cut.o"); err == nil {
+		if _, err := readObject(filepath.Dir(p), p, "cut.o"); err == nil {
 			t.Errorf("cut at %d of %d bytes: no error", n, len(obj))
 		}
 	}

@@ -77,16 +77,18 @@ type symRef struct {
 	size  int64
 }
 
-// readObject parses the object at path; rel is its key in the report.
-func readObject(path, rel string) (*object, error) {
+// readObject parses the object at path, which lies beneath the build
+// directory dir; rel is its key in the report.
+func readObject(dir, path, rel string) (*object, error) {
 	fail := func(err error) (*object, error) {
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			err = fmt.Errorf("truncated ELF file: %w", err)
 		}
 		return nil, fmt.Errorf("read object %s: %w", path, err)
 	}
-	// The build wrote the object: no link as its name, no FIFO.
-	file, err := safefs.OpenPath(path)
+	// The build wrote the object and the directories on its way: no link
+	// out of dir anywhere on the way, no FIFO.
+	file, err := safefs.OpenIn(dir, path)
 	if err != nil {
 		return fail(err)
 	}
