@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding"
 	"encoding/json"
+	"maps"
 	"os"
 	"path"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +17,11 @@ import (
 	validator "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/patchproof/patchproof/internal/golden"
+	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/pipeline/results/resultstest"
+	"github.com/patchproof/patchproof/verify/suites"
+	vd "github.com/patchproof/patchproof/verify/verdict"
 )
 
 // schemaFile is results.json's JSON Schema, made from the Result type: what
@@ -28,15 +33,21 @@ const schemaFile = "results.schema.json"
 func TestSchemaIsCurrent(t *testing.T) {
 	named := map[string]reflect.Type{}
 	r := &jsonschema.Reflector{
-		// Fields without omitempty are written always, but older files and
-		// other writers may lack the newer ones: nothing is required.
-		RequiredFromJSONSchemaTags: true,
+		// A field without omitempty is always written: required. One with
+		// omitempty may be missing.
+		RequiredFromJSONSchemaTags: false,
 		// Readers must ignore fields they do not know: new ones are added.
 		AllowAdditionalProperties: true,
-		// A type that marshals itself as text is a string in the file,
-		// whatever its Go fields (bench.Arm is "base-on").
-		// (time.Time is one too, which the reflector knows as a date-time.)
 		Mapper: func(t reflect.Type) *jsonschema.Schema {
+			// The closed vocabularies are enums: a reader can switch on
+			// them, and a writer's typo fails the schema.
+			if e, ok := enums[t]; ok {
+				return &jsonschema.Schema{Type: "string", Enum: e}
+			}
+			// A type that marshals itself as text is a string in the
+			// file, whatever its Go fields (bench.Arm is "base-on").
+			// (time.Time is one too, which the reflector knows as a
+			// date-time.)
 			if t.Kind() != reflect.String && t != reflect.TypeFor[time.Time]() && t.Implements(reflect.TypeFor[encoding.TextMarshaler]()) {
 				return &jsonschema.Schema{Type: "string"}
 			}
@@ -60,6 +71,10 @@ func TestSchemaIsCurrent(t *testing.T) {
 			return name
 		},
 	}
+	// The descriptions are the types' and fields' doc comments, read from
+	// the packages the types are in (a first pass finds them).
+	r.Reflect(&results.Result{})
+	addComments(t, r, named)
 	s := r.Reflect(&results.Result{})
 	s.ID = "https://github.com/patchproof/patchproof/pipeline/results/results.schema.json"
 	s.Title = "patchproof results.json"
@@ -79,6 +94,45 @@ func TestSchemaIsCurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Check(t, schemaFile, append(out, '\n'))
+}
+
+// enums are the closed vocabularies of results.json, from the lists their
+// packages keep beside the constants.
+var enums = map[reflect.Type][]any{
+	reflect.TypeFor[results.Status](): anys(vd.Statuses),
+	// "" is a measure nothing was compared on.
+	reflect.TypeFor[vd.Change]():      append(anys(vd.Changes), ""),
+	reflect.TypeFor[suites.Outcome](): anys(suites.Outcomes),
+	reflect.TypeFor[side.Side]():      anys(side.Sides[:]),
+}
+
+func anys[T any](l []T) []any {
+	a := make([]any, len(l))
+	for i, v := range l {
+		a[i] = v
+	}
+	return a
+}
+
+// addComments gives r the doc comments of the packages of the named types,
+// which lie in this module.
+func addComments(t *testing.T, r *jsonschema.Reflector, named map[string]reflect.Type) {
+	t.Helper()
+	const module = "github.com/patchproof/patchproof"
+	dirs := map[string]bool{}
+	for _, ty := range named {
+		if rel, ok := strings.CutPrefix(ty.PkgPath(), module+"/"); ok {
+			dirs[rel] = true
+		}
+	}
+	for _, d := range slices.Sorted(maps.Keys(dirs)) {
+		// The comments' keys are the import path joined with the walked
+		// directory, which is relative to this one: ../../verify/bench
+		// under this package's path is verify/bench's.
+		if err := r.AddGoComments(module+"/pipeline/results", "../../"+d, jsonschema.WithFullComment()); err != nil {
+			t.Fatalf("doc comments of %s: %v", d, err)
+		}
+	}
 }
 
 func nullable(v any) {
@@ -152,6 +206,29 @@ func TestFixturesMatchSchema(t *testing.T) {
 	inst, _ := validator.UnmarshalJSON(&bad)
 	if sch.Validate(inst) == nil {
 		t.Error("a results.json with wrong types passed the schema")
+	}
+	// A status outside the vocabulary, and a field that is always
+	// written left out, are caught too.
+	demo := resultstest.Demo()
+	demo.SchemaVersion = results.SchemaVersion
+	good, err := json.Marshal(demo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, doc := range map[string][]byte{
+		"unknown status": bytes.Replace(good, []byte(`"status":"passed"`), []byte(`"status":"greenish"`), 1),
+		"no stages":      bytes.Replace(good, []byte(`"stages":`), []byte(`"stagez":`), 1),
+	} {
+		if bytes.Equal(doc, good) {
+			t.Fatalf("%s: the fixture has nothing to change", name)
+		}
+		inst, err := validator.UnmarshalJSON(bytes.NewReader(doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sch.Validate(inst) == nil {
+			t.Errorf("%s: passed the schema", name)
+		}
 	}
 }
 

@@ -30,6 +30,10 @@ const (
 	Warn  Outcome = "warn"  // passed, but not as it should (e.g. on retry, or an XFAIL passing)
 )
 
+// Outcomes lists every outcome this version writes, in the order of the
+// results schema's enum.
+var Outcomes = []Outcome{Pass, Fail, Skip, XFail, Bork, Leak, XLeak, Warn}
+
 // good: the test ran and did what it should. bad: it needs a human.
 func (o Outcome) good() bool { return o == Pass || o == XFail || o == XLeak }
 func (o Outcome) bad() bool  { return o == Fail || o == Bork || o == Leak || o == Warn }
