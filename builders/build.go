@@ -200,7 +200,7 @@ func (s Spec) derivable() error {
 }
 
 func (b *Builder) apxsFor(v Variant) string {
-	if v.Threaded() {
+	if v.Serves() {
 		return b.Apxs
 	}
 	return ""
@@ -425,11 +425,7 @@ func (b *Builder) finish(ctx context.Context, s Spec, res *Build, tmp, dir, root
 		return fail("php -v", fmt.Errorf("%w: %s", runErr, tail(out.String(), 2000)))
 	}
 	res.PHPVersion, _, _ = strings.Cut(out.String(), "\n")
-	want := "(NTS)"
-	if s.Variant.Threaded() {
-		want = "(ZTS)"
-	}
-	if !strings.Contains(res.PHPVersion, want) {
+	if want := s.Variant.VersionMark(); !strings.Contains(res.PHPVersion, want) {
 		return fail("php -v", fmt.Errorf("%q is not %s", res.PHPVersion, want))
 	}
 	out.Reset()

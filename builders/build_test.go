@@ -243,6 +243,15 @@ func TestConfigureArgs(t *testing.T) {
 	if got, want := strings.Join(Env(TSan), " "), "CFLAGS="+OfficialCFLAGS+" -fsanitize=thread -g"; !strings.HasPrefix(got, want) || !strings.Contains(got, "LDFLAGS="+OfficialLDFLAGS+" -fsanitize=thread -g ax_cv_have_func_attribute_ifunc=no") {
 		t.Errorf("Env(TSan) = %q, want the official flags plus -fsanitize=thread -g", got)
 	}
+	// The debug ZTS build is php-src CI's: debug and ZTS, no Apache module
+	// however apxs2 is at hand.
+	debug, _ := ConfigureArgs(ProfileMySQL, DebugZTS, "/usr/bin/apxs2")
+	if got := strings.Join(debug, " "); got != want+" --enable-debug --enable-zts --disable-zend-signals" {
+		t.Errorf("mysql/debug-zts = %q", got)
+	}
+	if b := (&Builder{Apxs: "/usr/bin/apxs2"}); b.apxsFor(DebugZTS) != "" || b.apxsFor(ZTS) == "" || b.apxsFor(TSan) == "" {
+		t.Error("the Apache module is built for ZTS and TSan only")
+	}
 	if got, want := Env(ZTS), Env(NTS); !cmp.Equal(got, want) {
 		t.Errorf("Env(ZTS) = %q, want the official flags %q", got, want)
 	}

@@ -23,23 +23,57 @@ const (
 	// information so that its reports name files and lines). It is only for
 	// the concurrency check: its machine code and speed are not PHP's.
 	TSan Variant = "tsan"
+	// DebugZTS is ZTS configured --enable-debug, as php-src CI's
+	// LINUX_X64_DEBUG_ZTS job builds it: ZEND_ASSERT checks, and Zend's
+	// allocator reporting the memory a request leaked, which turns the
+	// test that leaked into a failure. It is for the suites: it has no
+	// Apache module, and its machine code (-O0) is not PHP's.
+	DebugZTS Variant = "debug-zts"
+	// DebugZTSASan is DebugZTS built with AddressSanitizer, as php-src
+	// CI's ASAN job: run-tests --asan then reports what LeakSanitizer
+	// finds as LEAK, and a bad access fails the test that made it.
+	DebugZTSASan Variant = "debug-zts-asan"
 )
 
-// ParseVariant reads a variant a run may be asked to build: nts or zts.
-// TSan builds are the concurrency check's to ask for, never a user's.
+// ParseVariant reads a variant a run may be asked to build: nts, zts,
+// debug-zts or debug-zts-asan. TSan builds are the concurrency check's to
+// ask for, never a user's.
 func ParseVariant(s string) (Variant, error) {
 	switch v := Variant(s); v {
-	case NTS, ZTS:
+	case NTS, ZTS, DebugZTS, DebugZTSASan:
 		return v, nil
 	}
-	return "", fmt.Errorf("unknown variant %q (nts, zts)", s)
+	return "", fmt.Errorf("unknown variant %q (nts, zts, debug-zts, debug-zts-asan)", s)
 }
 
 // Threaded reports whether v is a thread-safe (ZTS) build.
-func (v Variant) Threaded() bool { return v == ZTS || v == TSan }
+func (v Variant) Threaded() bool { return v != NTS }
+
+// Debug reports whether v is configured --enable-debug.
+func (v Variant) Debug() bool { return v == DebugZTS || v == DebugZTSASan }
+
+// Serves reports whether v's build has the Apache module, which the
+// concurrency check and the benchmark load.
+func (v Variant) Serves() bool { return v == ZTS || v == TSan }
+
+// VersionMark is what `php -v` of a build of v says in parentheses.
+func (v Variant) VersionMark() string {
+	switch v {
+	case NTS:
+		return "(NTS)"
+	case DebugZTS, DebugZTSASan:
+		return "(ZTS DEBUG)"
+	}
+	return "(ZTS)"
+}
 
 // TSanFlags are added to CFLAGS, CPPFLAGS and LDFLAGS of a TSan build.
 const TSanFlags = "-fsanitize=thread -g"
+
+// ASanFlags are added to CFLAGS and CPPFLAGS of an AddressSanitizer
+// build, and its -fsanitize to LDFLAGS: ZEND_TRACK_ARENA_ALLOC makes
+// Zend's arenas allocate each block with malloc, where ASan sees it.
+const ASanFlags = "-fsanitize=address -fno-omit-frame-pointer -DZEND_TRACK_ARENA_ALLOC"
 
 // Profile is a set of configure options.
 type Profile string
@@ -80,20 +114,26 @@ func ParseProfile(s string) (Profile, error) {
 }
 
 // Env returns the compiler flags of a variant as environment assignments:
-// the official image's, plus ThreadSanitizer's for TSan.
+// the official image's, plus ThreadSanitizer's for TSan and
+// AddressSanitizer's for debug-zts-asan.
 func Env(v Variant) []string {
 	cflags, cppflags, ldflags := OfficialCFLAGS, OfficialCPPFLAGS, OfficialLDFLAGS
-	if v == TSan {
+	switch v {
+	case TSan:
 		cflags += " " + TSanFlags
 		cppflags += " " + TSanFlags
 		ldflags += " " + TSanFlags
+	case DebugZTSASan:
+		cflags += " " + ASanFlags
+		cppflags += " " + ASanFlags
+		ldflags += " -fsanitize=address"
 	}
 	env := []string{"CFLAGS=" + cflags, "CPPFLAGS=" + cppflags, "LDFLAGS=" + ldflags}
-	if v == TSan {
+	if v == TSan || v == DebugZTSASan {
 		// PHP picks SIMD string functions through ifunc resolvers, which the
-		// dynamic loader runs while relocating, before the TSan runtime is
-		// initialised: instrumented, they crash php at start-up. Without
-		// them PHP calls the same functions through a pointer.
+		// dynamic loader runs while relocating, before the sanitizer's
+		// runtime is initialised: instrumented, they crash php at start-up.
+		// Without them PHP calls the same functions through a pointer.
 		env = append(env, "ax_cv_have_func_attribute_ifunc=no")
 	}
 	return env
@@ -137,6 +177,9 @@ func ConfigureArgs(p Profile, v Variant, apxs string) ([]string, error) {
 		if apxs != "" {
 			args = append(args, "--with-apxs2="+apxs)
 		}
+	case DebugZTS, DebugZTSASan:
+		// configure --enable-debug replaces CFLAGS' -O2 with -O0 itself.
+		args = append(args, "--enable-debug", "--enable-zts", "--disable-zend-signals")
 	default:
 		return nil, fmt.Errorf("unknown variant %q", v)
 	}

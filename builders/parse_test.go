@@ -17,6 +17,7 @@ func TestParse(t *testing.T) {
 	}{
 		{"variant", "nts", true},
 		{"variant", "zts", true},
+		{"variant", "debug-zts", true},
 		{"variant", "tsan", false},
 		{"variant", "NTS", false},
 		{"variant", "", false},

@@ -100,6 +100,7 @@ func (s testsStage) Run(ctx context.Context, r *Run) error {
 		return phptests.Run(ctx, phptests.Options{
 			Build: j.name, PHP: j.build.PHP, SrcDir: j.build.Dir, WorkDir: work, Tests: tests, Log: logf, Exec: sv.exec,
 			DB: sv.db.LocalConn().WithDatabase(dbName), Conflicts: &sv.conflicts,
+			ASan: j.build.Variant == builders.DebugZTSASan,
 		})
 	}
 

@@ -29,7 +29,7 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&backportTo, "backport-to", "", "apply the change to these `BRANCHES` too (comma-separated)")
 	fs.StringVar(&cfg.Target, "target", "", "run only the target `NAME` of the plan (a base branch), as one CI job of several")
 	fs.Var(backports, "backport", "an explicit backport `BRANCH=REF` (repeatable)")
-	fs.StringVar(&variants, "variants", "nts,zts", "thread-safety `VARIANTS` to build")
+	fs.StringVar(&variants, "variants", "nts,zts", "`VARIANTS` to build: nts, zts, and for the suites debug-zts (--enable-debug, as php-src CI's debug ZTS job) and debug-zts-asan (with AddressSanitizer: run-tests --asan)")
 	fs.StringVar(&builder, "builder", string(builders.KindHost), "where to build: host or docker")
 	fs.StringVar(&profile, "profile", string(builders.ProfileMySQL), "configure profile: mysql or official")
 	fs.StringVar(&stages, "stages", "", "run only these `STAGES` ("+strings.Join(pipeline.StageNames(), ",")+")")

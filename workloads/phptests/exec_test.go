@@ -110,6 +110,25 @@ func TestRunThroughExecutor(t *testing.T) {
 	}
 }
 
+// An AddressSanitizer build's suites run with run-tests --asan, before the
+// tests; no other build's do.
+func TestRunASan(t *testing.T) {
+	php, src := fakeBuild(t)
+	for _, asan := range []bool{false, true} {
+		f := &fakeExec{}
+		if _, err := Run(t.Context(), Options{
+			Build: "b", PHP: php, SrcDir: src, WorkDir: t.TempDir(), Exec: f, ASan: asan,
+			Suites: []string{"ext/mysqli/tests"}, DB: mysqld.Conn{Host: "mariadb"},
+		}); err != nil {
+			t.Fatal(err)
+		}
+		i := slices.Index(f.cmds[0].Args, "--asan")
+		if got := i == 2; got != asan || (i >= 0 && i != 2) {
+			t.Errorf("ASan %v: Args = %v", asan, f.cmds[0].Args)
+		}
+	}
+}
+
 // An executor that cannot run run-tests is an error, not a run with no
 // results; a run-tests that exits with anything but 0 or 1 broke.
 func TestRunExecutorErrors(t *testing.T) {

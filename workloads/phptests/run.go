@@ -75,6 +75,11 @@ type Options struct {
 	// Default: nil, no Run waits for another.
 	Conflicts *Conflicts
 
+	// ASan says the build is AddressSanitizer's: run-tests --asan, which
+	// turns Zend's allocator off (ASan sees every block) and reports a
+	// leak LeakSanitizer finds as LEAK.
+	ASan bool
+
 	// Log receives run-tests' output. Default: discarded.
 	Log io.Writer
 	// SuiteTimeout bounds one run-tests invocation; default 30 minutes.
@@ -305,6 +310,9 @@ func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.S
 		"-g", "FAIL,BORK,LEAK,XLEAK",
 		"-W", statusPath,
 	}, t.Args...)
+	if opt.ASan {
+		args = append(args[:2], append([]string{"--asan"}, args[2:]...)...)
+	}
 	tail := &tailBuffer{max: 16 * 1024}
 	w := io.MultiWriter(opt.Log, tail)
 	cmd := Cmd{
