@@ -11,6 +11,7 @@ import (
 	"github.com/patchproof/patchproof/internal/markdown"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/bench"
+	"github.com/patchproof/patchproof/verify/verdict"
 )
 
 // target is one target's section: how a backport's head came to be, then
@@ -20,6 +21,9 @@ func (p *summaryWriter) target(t results.JobTarget) {
 	p.f("### %s\n\n", markdown.Text(t.Name))
 	if t.Backport != nil {
 		p.backport(t.Backport)
+	}
+	if p.opt.level < levelVerdicts {
+		p.moves(sections(t))
 	}
 	var shown []titled
 	failing := false
@@ -55,6 +59,52 @@ func (p *summaryWriter) target(t results.JobTarget) {
 		}
 		p.blank()
 	}
+}
+
+// A mover is a check that names what moved between base and head
+// (verdict.Move), for the target's "What moved" table.
+type mover interface{ Moves() []verdict.Move }
+
+// moves writes the "What moved" table of a target's sections: each
+// check's moves, in the list's order, under the check's short name.
+// Everything that did not move is in the sections, collapsed.
+func (p *summaryWriter) moves(ss []titled) {
+	var rows []string
+	for _, s := range ss {
+		m, ok := s.Section.(mover)
+		if !ok {
+			continue
+		}
+		for _, mv := range m.Moves() {
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s |\n", shortTitle(s.title), mv.What, mv.How))
+		}
+	}
+	if len(ss) == 0 {
+		return
+	}
+	if len(rows) == 0 {
+		p.f("Nothing moved: every check found head as it found base.\n\n")
+		return
+	}
+	p.f("| check | what moved | by how much |\n|---|---|---|\n")
+	for _, r := range rows {
+		p.f("%s", r)
+	}
+	p.blank()
+}
+
+// shortTitle is a check's name in the "What moved" table: its question's
+// label where it answers one.
+func shortTitle(title string) string {
+	for _, q := range questions {
+		if q.title == title {
+			return q.label
+		}
+	}
+	if title == "ZTS machine code (information)" {
+		return "ZTS"
+	}
+	return title
 }
 
 // compactLevel is the level from which a section is written compact: the
