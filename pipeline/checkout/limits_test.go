@@ -273,7 +273,11 @@ func TestFetchTimesOut(t *testing.T) {
 			if tt.idle {
 				limit = idle
 			}
-			if took < limit || took > limit+5*time.Second {
+			// Not before the limit; after it, by far less than a hang: a
+			// loaded machine (CI building PHP beside it) took 5 s past a 2 s
+			// limit, so the bound is loose, and a fetch that never gives up
+			// is still caught.
+			if took < limit || took > limit+30*time.Second {
 				t.Errorf("failed after %v, want soon after the limit %v", took, limit)
 			}
 			if !lockFree(t, path+".lock") {
