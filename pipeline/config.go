@@ -17,6 +17,7 @@ import (
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/report"
 	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/verify/abi"
 	"github.com/patchproof/patchproof/verify/codediff"
 	"github.com/patchproof/patchproof/workloads/bench"
 )
@@ -65,6 +66,9 @@ type Config struct {
 	Limits checkout.Limits
 
 	ExpectNTSNoop bool // changed NTS machine code fails the run
+	// ABI is what an ABI break does to a stable branch's target (--abi):
+	// fail by default, warn, or off.
+	ABI abi.Mode
 	// Bench is the benchmark's settings: BenchQuick by default, or
 	// BenchReport for runners.
 	Bench   BenchMode

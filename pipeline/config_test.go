@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/verify/abi"
 )
 
 func TestParseBenchMode(t *testing.T) {
@@ -95,11 +96,11 @@ func TestSettingsJSON(t *testing.T) {
 	}{
 		{"defaults", Config{Jobs: 3},
 			`{"repo":"demo (PHP 8.2.32 + mysqlnd atomic statistics)","demo":true,"variants":["nts","zts"],"builder":"host","profile":"mysql","profile_text":"mysqlnd, mysqli, pdo_mysql with OpenSSL and zlib; nothing else","jobs":3,` +
-				`"stages":["checkout","build","codediff","tests","race","bench"],"expect_nts_noop":false}`},
+				`"stages":["checkout","build","codediff","abi","tests","race","bench"],"expect_nts_noop":false,"abi":"fail"}`},
 		{"given", Config{Repo: DefaultRepo, PR: 7, Variants: []builders.Variant{builders.ZTS}, Builder: builders.KindDocker,
-			Profile: builders.ProfileOfficial, Jobs: 2, Stages: stages, ExpectNTSNoop: true},
+			Profile: builders.ProfileOfficial, Jobs: 2, Stages: stages, ExpectNTSNoop: true, ABI: abi.Warn},
 			`{"repo":"https://github.com/php/php-src","pr":7,"demo":false,"variants":["zts"],"builder":"docker","profile":"official","profile_text":"docker-library's configure line plus mysqli and pdo_mysql","jobs":2,` +
-				`"stages":["checkout","build"],"expect_nts_noop":true}`},
+				`"stages":["checkout","build"],"expect_nts_noop":true,"abi":"warn"}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tt.cfg.setDefaults()

@@ -122,6 +122,7 @@ var stages = []Stage{
 	checkoutStage{},
 	buildStage{},
 	codediffStage{},
+	abiStage{},
 	testsStage{},
 	raceStage{},
 	benchStage{},
@@ -442,6 +443,7 @@ func settingsOf(c *Config) results.Settings {
 	return results.Settings{
 		Repo: repo, PR: c.PR, Demo: c.Demo(), Variants: variants, Builder: string(c.Builder),
 		Profile: string(c.Profile), ProfileText: c.Profile.Describe(), Jobs: c.Jobs, Stages: c.Stages.Names(), ExpectNTSNoop: c.ExpectNTSNoop,
+		ABI: c.ABI.String(),
 	}
 }
 

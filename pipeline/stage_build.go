@@ -134,7 +134,8 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 	}
 	// The concurrency check's ThreadSanitizer builds come last: every other
 	// check waits on the builds before them.
-	if r.Config.wants(raceStage{}) && slices.Contains(r.Config.Variants, builders.ZTS) {
+	// The ABI check reads their debug info.
+	if (r.Config.wants(raceStage{}) || r.Config.wants(abiStage{})) && slices.Contains(r.Config.Variants, builders.ZTS) {
 		if err := add([]builders.Variant{builders.TSan}); err != nil {
 			return err
 		}

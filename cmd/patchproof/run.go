@@ -56,6 +56,7 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&cfg.LoadCPUs, "load-cpus", "", "pin wrk to `CPUS`")
 	fs.StringVar(&cfg.DBCPUs, "db-cpus", "", "pin MariaDB to `CPUS`")
 	fs.BoolVar(&cfg.ExpectNTSNoop, "expect-nts-noop", true, "fail when any NTS machine code changes")
+	fs.Var(&cfg.ABI, "abi", "what an ABI break does to a stable branch's target (PHP-x.y): fail, warn or off (default fail; on master it is information)")
 	fs.StringVar(&cfg.Objects, "objects", "ext/mysqlnd/*.o", "object files to compare, a `GLOB` relative to a build")
 	fs.StringVar(&cfg.PostTo, "post-to", "", "with --post (refused without it): the PR to post on when it is not the one validated (`OWNER/REPO#N` or its URL), e.g. for the demo")
 	fs.BoolVar(&cfg.Post, "post", false, "post the summary comment and commit status on the PR")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/pipeline/results/resultstest"
+	"github.com/patchproof/patchproof/verify/abi"
 	"github.com/patchproof/patchproof/verify/suites"
 )
 
@@ -17,6 +18,11 @@ func TestWhatMoved(t *testing.T) {
 	regressed := resultstest.Demo()
 	c := &regressed.Targets[0].Tests.Comparisons[0].Comparison
 	c.Regressions = append(c.Regressions, suites.Change{Test: "ext/mysqli/tests/mysqli_get_client_stats.phpt", Kind: suites.Regression, Base: suites.Pass, Head: suites.Fail})
+	broke := resultstest.Demo()
+	broke.Targets[0].ABI = &abi.Result{Branch: "PHP-8.2", Policy: "fail", Variants: []*abi.Variant{{Name: "zts", Changes: []abi.Change{
+		{Kind: abi.MemberRemoved, Subject: "struct st_mysqlnd_stats", Member: "LOCK_access", Base: "pthread_mutex_t * at offset 16", Break: true},
+		{Kind: abi.LayoutCompatible, Subject: "struct st_mysqlnd_stats", Member: "values", Base: "uint64_t *, 8 bytes", Head: "atomic_uint_least64_t *, 8 bytes"},
+	}}}}
 	for _, tt := range []struct {
 		name    string
 		res     *results.Result
@@ -33,6 +39,10 @@ func TestWhatMoved(t *testing.T) {
 		}, nil},
 		{"regressed test", regressed, []string{
 			"| tests | `ext/mysqli/tests/mysqli_get_client_stats.phpt` (nts) | pass → fail, ❌ regressed |",
+		}, nil},
+		{"abi break", broke, []string{
+			"| ABI | `struct st_mysqlnd_stats` member `LOCK_access` (zts) | ❌ member removed: pthread_mutex_t * at offset 16 → none |",
+			"| ABI | 1 change (zts) | break nothing (layout-compatible, added) |",
 		}, nil},
 		{"racy", resultstest.Racy(), []string{
 			"| concurrency | head's counters | ❌ 3 of 4 off in 20000 concurrent requests",

@@ -58,6 +58,9 @@ func reproduce(res *results.Result, t results.JobTarget) string {
 	if !s.ExpectNTSNoop {
 		args = append(args, "--expect-nts-noop=false")
 	}
+	if s.ABI != "" && s.ABI != "fail" {
+		args = append(args, "--abi", s.ABI)
+	}
 	for i, a := range args {
 		args[i] = shellQuote(a)
 	}

@@ -42,6 +42,12 @@ var checks = []check{
 		}
 		return t.CodeDiff.Information()
 	}},
+	{"ABI", func(t results.JobTarget) Section {
+		if t.ABI == nil {
+			return nil
+		}
+		return t.ABI
+	}},
 	{"builds", func(t results.JobTarget) Section {
 		if len(t.Builds) == 0 {
 			return nil

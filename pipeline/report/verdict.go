@@ -68,7 +68,12 @@ func (p *summaryWriter) verdictBlock(t results.JobTarget, rs []*results.Result, 
 		}
 		p.f("%d. %s: %s\n", q.n, q.label, answer)
 	}
-	p.f("5. %s\n", backportAnswer(t, rs))
+	five := backportAnswer(t, rs)
+	if t.ABI != nil && (t.Backport == nil || t.Backport.Applied) {
+		// Does it backport is also: does it keep the branch's ABI.
+		five += "; ABI " + strings.ReplaceAll(t.ABI.Cell(), "<br>", ", ")
+	}
+	p.f("5. %s\n", five)
 	caveats = append(caveats, stagesSkipped(own)...)
 	if len(caveats) > 0 {
 		p.f("- ⚠️ not gated: %s\n", strings.Join(caveats, "; "))

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/verify/abi"
 	"github.com/patchproof/patchproof/verify/bench"
 	"github.com/patchproof/patchproof/verify/codediff"
 	"github.com/patchproof/patchproof/verify/race"
@@ -66,6 +67,9 @@ type Settings struct {
 	Jobs          int      `json:"jobs"`
 	Stages        []string `json:"stages"`
 	ExpectNTSNoop bool     `json:"expect_nts_noop"`
+	// ABI is --abi: what an ABI break does to a stable branch's target;
+	// empty in files older than it (fail).
+	ABI string `json:"abi,omitempty"`
 }
 
 // Machine describes where the run happened.
@@ -121,6 +125,7 @@ type TargetResult struct {
 	Tests    *suites.Result    `json:"tests,omitempty"`
 	Bench    *bench.Result     `json:"bench,omitempty"`
 	Race     *race.Result      `json:"race,omitempty"`
+	ABI      *abi.Result       `json:"abi,omitempty"`
 	Errors   []string          `json:"errors,omitempty"`
 }
 

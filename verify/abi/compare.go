@@ -211,7 +211,11 @@ func offset(m Member) string {
 }
 
 func bytes(n int64) string {
-	if n == 1 {
+	switch {
+	case n < 0:
+		// DWARF gives no size (a typedef of an _Atomic type, say).
+		return "size unknown"
+	case n == 1:
 		return "1 byte"
 	}
 	return fmt.Sprintf("%d bytes", n)

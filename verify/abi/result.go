@@ -12,6 +12,15 @@ type Result struct {
 	Policy string `json:"policy,omitempty"`
 	// Errors are what kept a variant from being compared.
 	Errors []string `json:"errors,omitempty"`
+	// NotCompared are the variants the check does not compare, and why.
+	NotCompared []NotCompared `json:"not_compared,omitempty"`
+}
+
+// NotCompared is a variant the check leaves out, by design rather than
+// by an error.
+type NotCompared struct {
+	Variant string `json:"variant"`
+	Why     string `json:"why"`
 }
 
 // Variant is one variant's comparison (NTS and ZTS lay types out

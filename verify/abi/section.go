@@ -16,6 +16,9 @@ func (r *Result) Cell() string {
 	for _, v := range r.Variants {
 		lines = append(lines, r.variantLine(v))
 	}
+	for _, n := range r.NotCompared {
+		lines = append(lines, fmt.Sprintf("%s %s: not compared", verdict.NotAvailable.Icon(), markdown.Text(n.Variant)))
+	}
 	if len(r.Errors) > 0 {
 		lines = append(lines, verdict.Error.Icon()+" "+plural(len(r.Errors), "error", "errors"))
 	}
