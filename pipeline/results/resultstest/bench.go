@@ -143,7 +143,17 @@ func DemoRun() *results.Result {
 // the demo run's findings (its benchmark included) for the one target
 // name, master or a backport of the PR's change to a release branch.
 func PRJob(name string) *results.Result {
-	res := DemoRun()
+	res := AsPRJob(DemoRun(), name)
+	res.Targets[0].Bench = DemoBench("bench/" + name)
+	return res
+}
+
+// AsPRJob makes res, a run of one target, the result of PR 4242's job for
+// the target name, as PRJob does: the PR's repository, commits and
+// settings, the target's name in its builds' labels and logs. The checks'
+// findings stay res's own, so that a real demo run's results.json reads
+// as a job of a real PR's run.
+func AsPRJob(res *results.Result, name string) *results.Result {
 	res.Settings = settings(PHPSrc, 4242, false)
 	res.Settings.Stages = []string{"checkout", "build", "codediff", "tests", "race", "bench"}
 	res.RunURL = "https://github.com/patchproof/patchproof/actions/runs/9003"
@@ -151,17 +161,20 @@ func PRJob(name string) *results.Result {
 	tr.Name, tr.Repo = name, PHPSrc
 	tr.Base = results.CommitRef{Ref: "master", Commit: PRBase, BranchTip: PRTip, IsMergeBase: true, Subject: "Merge branch 'PHP-8.5'"}
 	tr.Head = results.CommitRef{Ref: github.HeadRef(4242), Commit: PRHead, Subject: "mysqlnd: use relaxed atomics for statistics"}
-	tr.Bench = DemoBench("bench/" + name)
 	for _, b := range tr.Builds {
 		b.Label = strings.Replace(b.Label, "PHP-8.2", name, 1)
 		b.BuildLog = strings.Replace(b.BuildLog, "PHP-8.2", name, 1)
 	}
-	for _, c := range tr.Race.Counters {
-		c.Build = strings.Replace(c.Build, "PHP-8.2", name, 1)
-	}
-	for _, s := range tr.Race.TSan.Sides {
-		s.Build = strings.Replace(s.Build, "PHP-8.2", name, 1)
-		s.Log = strings.Replace(s.Log, "PHP-8.2", name, 1)
+	if tr.Race != nil {
+		for _, c := range tr.Race.Counters {
+			c.Build = strings.Replace(c.Build, "PHP-8.2", name, 1)
+		}
+		if tr.Race.TSan != nil {
+			for _, s := range tr.Race.TSan.Sides {
+				s.Build = strings.Replace(s.Build, "PHP-8.2", name, 1)
+				s.Log = strings.Replace(s.Log, "PHP-8.2", name, 1)
+			}
+		}
 	}
 	if name != "master" {
 		// A backport: the change applied onto the branch's tip.
