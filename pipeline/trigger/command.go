@@ -44,7 +44,7 @@ the base branch only; default the workflow's list). SHA is the PR's head
 commit, 7 to 40 lowercase hex digits: name it when you pushed just before
 commenting. bench= picks the benchmark's settings, threads= the PHP thread
 counts (a list also measures the cost at each count), stages= the checks
-to run, of codediff, tests, race, bench (the checkout and the builds they
+to run, of codediff, abi, tests, race, bench (the checkout and the builds they
 need come with them).
 
 Examples:

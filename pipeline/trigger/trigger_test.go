@@ -474,7 +474,7 @@ func TestParseCommandRefusals(t *testing.T) {
 		{"/patchproof threads=4,,8", `threads=4,,8: "" is not a thread count`, true},
 		{"/patchproof threads=4,4", "threads=4,4: 4 is listed twice", true},
 		{"/patchproof threads=100000", "threads=100000: 100000 is more than 256 threads", true},
-		{"/patchproof stages=bogus", `stages=bogus: unknown stage "bogus" (stages: checkout,build,codediff,tests,race,bench)`, true},
+		{"/patchproof stages=bogus", `stages=bogus: unknown stage "bogus" (stages: checkout,build,codediff,abi,tests,race,bench)`, true},
 		{"/patchproof stages=tests,", "stages=tests,: an empty item", true},
 		{"/patchproof stages=report", "stages=report selects no stage", true},
 		{"/patchproof jobs=4", "unknown option jobs= (bench=, threads=, stages=)", true},
