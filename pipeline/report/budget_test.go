@@ -19,23 +19,29 @@ import (
 func TestCommentBudget(t *testing.T) {
 	for _, names := range [][]string{resultstest.PRTargets, resultstest.FiveTargets} {
 		t.Run(fmt.Sprintf("%d targets", len(names)), func(t *testing.T) {
-			rs := roundTrip(t, resultstest.PRJobs(names...)...)
-			var full bytes.Buffer
-			if err := RenderSummary(&full, rs); err != nil {
-				t.Fatal(err)
-			}
-			body, err := commentBody(rs, names)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n := utf8.RuneCountInString(body)
-			t.Logf("summary.md %d characters, comment %d", utf8.RuneCount(full.Bytes()), n)
-			if n > commentBudget-HistoryReserve {
-				t.Errorf("the comment is %d characters, over %d (%d less the history's %d)", n, commentBudget-HistoryReserve, commentBudget, HistoryReserve)
-			}
-			checkComment(t, body, names)
+			checkBudget(t, roundTrip(t, resultstest.PRJobs(names...)...), names)
 		})
 	}
+}
+
+// checkBudget renders the merge of rs, the jobs of targets names, as a
+// comment: within the budget, with what every comment must hold.
+func checkBudget(t *testing.T, rs []*results.Result, names []string) {
+	t.Helper()
+	var full bytes.Buffer
+	if err := RenderSummary(&full, rs); err != nil {
+		t.Fatal(err)
+	}
+	body, err := commentBody(rs, names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := utf8.RuneCountInString(body)
+	t.Logf("summary.md %d characters, comment %d", utf8.RuneCount(full.Bytes()), n)
+	if n > bodyBudget {
+		t.Errorf("the comment is %d characters, over %d (%d less the history's %d)", n, bodyBudget, commentBudget, HistoryReserve)
+	}
+	checkComment(t, body, names)
 }
 
 // checkComment asserts what every comment must hold, however shrunk.

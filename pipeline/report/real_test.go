@@ -105,21 +105,7 @@ func TestRealCommentBudget(t *testing.T) {
 			for _, n := range names {
 				rs = append(rs, resultstest.AsPRJob(readReal(t, "demo"), n))
 			}
-			rs = roundTrip(t, rs...)
-			var full bytes.Buffer
-			if err := RenderSummary(&full, rs); err != nil {
-				t.Fatal(err)
-			}
-			body, err := commentBody(rs, names)
-			if err != nil {
-				t.Fatal(err)
-			}
-			n := utf8.RuneCountInString(body)
-			t.Logf("summary.md %d characters, comment %d", utf8.RuneCount(full.Bytes()), n)
-			if n > bodyBudget {
-				t.Errorf("the comment is %d characters, over %d", n, bodyBudget)
-			}
-			checkComment(t, body, names)
+			checkBudget(t, roundTrip(t, rs...), names)
 		})
 	}
 }

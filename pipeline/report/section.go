@@ -25,6 +25,7 @@ type compactSection interface {
 // under its title, in the list's order.
 type check struct {
 	title string // the section's heading, and how questions name it
+	short string // its name in the "What moved" table
 	// of is t's section, nil where t has none (the stage did not run, or
 	// the check has nothing to show).
 	of func(t results.JobTarget) Section
@@ -35,38 +36,38 @@ type check struct {
 var checks = []check{
 	// Every target is asked whether NTS stayed the same: a nil Result
 	// says it was not compared, and why.
-	{"NTS machine code", func(t results.JobTarget) Section { return t.CodeDiff }},
-	{"ZTS machine code (information)", func(t results.JobTarget) Section {
+	{"NTS machine code", "NTS", func(t results.JobTarget) Section { return t.CodeDiff }},
+	{"ZTS machine code (information)", "ZTS", func(t results.JobTarget) Section {
 		if t.CodeDiff == nil || t.CodeDiff.ZTS == nil {
 			return nil
 		}
 		return t.CodeDiff.Information()
 	}},
-	{"ABI", func(t results.JobTarget) Section {
+	{"ABI", "ABI", func(t results.JobTarget) Section {
 		if t.ABI == nil {
 			return nil
 		}
 		return t.ABI
 	}},
-	{"builds", func(t results.JobTarget) Section {
+	{"builds", "builds", func(t results.JobTarget) Section {
 		if len(t.Builds) == 0 {
 			return nil
 		}
 		return buildsSection(t.Builds)
 	}},
-	{"tests", func(t results.JobTarget) Section {
+	{"tests", "tests", func(t results.JobTarget) Section {
 		if t.Tests == nil {
 			return nil
 		}
 		return t.Tests
 	}},
-	{"concurrency", func(t results.JobTarget) Section {
+	{"concurrency", "concurrency", func(t results.JobTarget) Section {
 		if t.Race == nil {
 			return nil
 		}
 		return t.Race
 	}},
-	{"cost of statistics, head vs base", func(t results.JobTarget) Section {
+	{"cost of statistics, head vs base", "contention", func(t results.JobTarget) Section {
 		if t.Bench == nil {
 			return nil
 		}
@@ -76,7 +77,7 @@ var checks = []check{
 
 // A titled section is a target's section with its check's title.
 type titled struct {
-	title string
+	title, short string
 	Section
 }
 
@@ -89,7 +90,7 @@ func sections(t results.JobTarget) []titled {
 	var ss []titled
 	for _, c := range checks {
 		if s := c.of(t); s != nil {
-			ss = append(ss, titled{c.title, s})
+			ss = append(ss, titled{c.title, c.short, s})
 		}
 	}
 	return ss

@@ -76,7 +76,7 @@ func (p *summaryWriter) moves(ss []titled) {
 			continue
 		}
 		for _, mv := range m.Moves() {
-			rows = append(rows, fmt.Sprintf("| %s | %s | %s |\n", shortTitle(s.title), mv.What, mv.How))
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s |\n", s.short, mv.What, mv.How))
 		}
 	}
 	if len(ss) == 0 {
@@ -91,20 +91,6 @@ func (p *summaryWriter) moves(ss []titled) {
 		p.f("%s", r)
 	}
 	p.blank()
-}
-
-// shortTitle is a check's name in the "What moved" table: its question's
-// label where it answers one.
-func shortTitle(title string) string {
-	for _, q := range questions {
-		if q.title == title {
-			return q.label
-		}
-	}
-	if title == "ZTS machine code (information)" {
-		return "ZTS"
-	}
-	return title
 }
 
 // compactLevel is the level from which a section is written compact: the

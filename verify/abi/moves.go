@@ -14,13 +14,7 @@ func (r *Result) Moves() []verdict.Move {
 	if r == nil {
 		return nil
 	}
-	icon := "ℹ️ "
-	switch r.Policy {
-	case string(Fail):
-		icon = verdict.Failed.Icon() + " "
-	case string(Warn):
-		icon = "⚠️ "
-	}
+	icon := r.breakIcon() + " "
 	var ms []verdict.Move
 	for _, v := range r.Variants {
 		compatible := 0

@@ -41,18 +41,23 @@ func (r *Result) variantLine(v *Variant) string {
 	case breaks == 0:
 		return fmt.Sprintf("%s %s: %s, none breaking", verdict.Passed.Icon(), v.Name, plural(len(v.Changes), "ABI change", "ABI changes"))
 	}
-	icon := "ℹ️"
-	switch r.Policy {
-	case string(Fail):
-		icon = verdict.Failed.Icon()
-	case string(Warn):
-		icon = "⚠️"
-	}
-	s := fmt.Sprintf("%s %s: %s", icon, v.Name, plural(breaks, "ABI break", "ABI breaks"))
+	s := fmt.Sprintf("%s %s: %s", r.breakIcon(), v.Name, plural(breaks, "ABI break", "ABI breaks"))
 	if r.Policy == policyInformation {
 		s += " (information: not a stable branch)"
 	}
 	return s
+}
+
+// breakIcon marks a break by what the policy makes of it: it fails the
+// target, warns, or is information.
+func (r *Result) breakIcon() string {
+	switch r.Policy {
+	case string(Fail):
+		return verdict.Failed.Icon()
+	case string(Warn):
+		return "⚠️"
+	}
+	return "ℹ️"
 }
 
 // WriteSection writes the target's "ABI" section: a line a variant, and
