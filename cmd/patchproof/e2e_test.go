@@ -258,19 +258,33 @@ func TestE2EPostedByRun(t *testing.T) {
 	}
 }
 
-// A syntax error in a mysqlnd file gives a failed build that names the file
-// and line.
+// A syntax error in a mysqlnd file of a head gives a failed build that
+// names the file and line. The head is built the way the build stage
+// builds one: derived from the demo's base NTS build, with only the changed
+// file compiled again (a fresh build of the whole tree gives the same error,
+// builders' TestBuildCompileError shows it on a small tree, and costs four
+// minutes of CI here).
 func TestE2ECompileError(t *testing.T) {
-	_, out := e2eResult(t)
+	res, out := e2eResult(t)
 	trees, _ := filepath.Glob(filepath.Join(out, "src", "PHP-8.2-base-*"))
 	if len(trees) != 1 {
 		t.Fatalf("base tree: %v", trees)
+	}
+	var base *builders.Build
+	for _, b := range res.Targets[0].Builds {
+		if b.Side == side.Base && b.Variant == builders.NTS {
+			base = b
+		}
+	}
+	if base == nil || !base.OK {
+		t.Fatalf("the demo has no base NTS build: %+v", res.Targets[0].Builds)
 	}
 	src := filepath.Join(t.TempDir(), "php")
 	if out, err := exec.Command("cp", "-a", trees[0], src).CombinedOutput(); err != nil {
 		t.Fatalf("cp: %v: %s", err, out)
 	}
-	file := filepath.Join(src, "ext/mysqlnd/mysqlnd_statistics.c")
+	const changed = "ext/mysqlnd/mysqlnd_statistics.c"
+	file := filepath.Join(src, changed)
 	code, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -288,14 +302,18 @@ func TestE2ECompileError(t *testing.T) {
 	}
 	b := &builders.Builder{Exec: &builders.Host{}, CacheDir: cache, CCache: true}
 	var log bytes.Buffer
-	res, err := b.Build(context.Background(), builders.Spec{
-		Label: "broken/nts", Source: src, TreeHash: "broken-e2e", Variant: builders.NTS, Profile: builders.ProfileMySQL, Jobs: 2, Log: &log,
+	got, err := b.Build(context.Background(), builders.Spec{
+		Label: "broken/nts", Side: side.Head, Source: src, TreeHash: "broken-e2e", Variant: builders.NTS,
+		Profile: builders.ProfileMySQL, Jobs: 2, Log: &log, From: base, Changed: []string{changed},
 	})
 	if !errors.Is(err, builders.ErrBuildFailed) {
 		t.Fatalf("Build = %v, want a failed build", err)
 	}
-	if len(res.Errors) == 0 || res.Errors[0].File != "ext/mysqlnd/mysqlnd_statistics.c" || res.Errors[0].Line != broken {
-		t.Errorf("errors = %+v, want ext/mysqlnd/mysqlnd_statistics.c:%d first", res.Errors, broken)
+	if len(got.Errors) == 0 || got.Errors[0].File != changed || got.Errors[0].Line != broken {
+		t.Errorf("errors = %+v, want %s:%d first", got.Errors, changed, broken)
+	}
+	if got.DerivedFrom != base.Key {
+		t.Errorf("derived from %q, want the base's %s: the test would not be the build stage's path", got.DerivedFrom, base.Key)
 	}
 }
 
