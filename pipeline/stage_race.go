@@ -130,26 +130,38 @@ func (s raceStage) measure(ctx context.Context, r *Run, j raceJob, db workload.D
 	}
 	step := func(format string, a ...any) { r.Progress.Step("%s: %s", j.t.Name, fmt.Sprintf(format, a...)) }
 
-	for i, b := range []*builders.Build{j.base, j.head} {
-		sd := side.Sides[i]
-		step("%s: counters under %d threads", sd, res.Threads)
-		run, err := concurrency.Counters(ctx, concurrency.Options{
-			Module: b.Module, Dir: filepath.Join(dir, string(sd)), DB: db,
-			Threads: res.Threads, Requests: r.Config.RaceRequests, Container: ctr,
-			Log: r.Log, Step: func(msg string) { step("%s: %s", sd, msg) },
-		})
-		if err != nil {
-			res.Errors = append(res.Errors, fmt.Sprintf("%s counters: %v", sd, err))
-			continue
+	// Memory statistics off first, as mysqlnd's default has them; then on,
+	// in a phase of its own with a quarter of the requests: its mem_*
+	// counters move on every allocation, dozens of times a request, so
+	// fewer requests make as many chances to lose an update.
+	for _, memory := range []bool{false, true} {
+		requests := r.Config.RaceRequests
+		if memory {
+			requests = max(1, requests/4)
 		}
-		c := race.JudgeCounters(race.CounterRun{
-			Requests: run.Requests, PerRequest: run.PerRequest, Grew: run.Grew,
-			DBConnections: run.DBConnections, ConnsPerReq: concurrency.ConnectionsPerRequest, CPUs: run.CPUs,
-		})
-		res.Counters = append(res.Counters, &race.Counters{Side: sd, Build: b.Label, Check: c, Run: run})
-		step("%s: %s", sd, c)
-		if len(run.ChildSignals) > 0 {
-			step("%s: PHP crashed in Apache's child: %s", sd, strings.Join(run.ChildSignals, ", "))
+		for i, b := range []*builders.Build{j.base, j.head} {
+			sd := side.Sides[i]
+			c := &race.Counters{Side: sd, Build: b.Label, Memory: memory}
+			step("%s under %d threads", c.Name(), res.Threads)
+			run, err := concurrency.Counters(ctx, concurrency.Options{
+				Module: b.Module, Dir: filepath.Join(dir, counterDir(sd, memory)), DB: db,
+				Threads: res.Threads, Requests: requests, MemoryStatistics: memory, Container: ctr,
+				Log: r.Log, Step: func(msg string) { step("%s: %s", c.Name(), msg) },
+			})
+			if err != nil {
+				res.Errors = append(res.Errors, fmt.Sprintf("%s: %v", c.Name(), err))
+				continue
+			}
+			c.Check = race.JudgeCounters(race.CounterRun{
+				Requests: run.Requests, PerRequest: run.PerRequest, Grew: run.Grew,
+				DBConnections: run.DBConnections, ConnsPerReq: concurrency.ConnectionsPerRequest, CPUs: run.CPUs,
+			})
+			c.Run = run
+			res.Counters = append(res.Counters, c)
+			step("%s: %s", c.Name(), c.Check)
+			if len(run.ChildSignals) > 0 {
+				step("%s: PHP crashed in Apache's child: %s", c.Name(), strings.Join(run.ChildSignals, ", "))
+			}
 		}
 	}
 
@@ -159,6 +171,14 @@ func (s raceStage) measure(ctx context.Context, r *Run, j raceJob, db workload.D
 		return
 	}
 	res.TSan = tsan
+}
+
+// counterDir is the run directory of a side's counter run.
+func counterDir(sd side.Side, memory bool) string {
+	if memory {
+		return string(sd) + "-memory"
+	}
+	return string(sd)
 }
 
 // tsan serves the same load on both TSan builds and compares their

@@ -556,6 +556,15 @@ func TestE2ERace(t *testing.T) {
 			t.Errorf("%s: %d CPUs (want %d), %d counters in all (want mysqlnd 8.2's 163), %d unmoved listed",
 				s, c.Check.CPUs, runtime.NumCPU(), c.Check.Total(), len(c.Check.Unmoved))
 		}
+		// The phase with memory statistics on moves the mem_* counters too,
+		// each exact.
+		m := rr.MemoryOf(s)
+		if m == nil || !m.Check.Exact() || m.Check.Requests != concurrency.DefaultRequests/4 || m.Check.Counters < c.Check.Counters+4 {
+			t.Errorf("%s with memory statistics on: %+v, want exact in %d requests, 4 or more counters moved than the %d without",
+				s, m, concurrency.DefaultRequests/4, c.Check.Counters)
+		} else if m.Run.PerRequest["mem_emalloc_count"] == 0 || c.Run.PerRequest["mem_emalloc_count"] != 0 {
+			t.Errorf("%s: mem_emalloc_count %d a request with memory statistics on, %d off", s, m.Run.PerRequest["mem_emalloc_count"], c.Run.PerRequest["mem_emalloc_count"])
+		}
 		if c.Run == nil || c.Run.DBConnections != int64(concurrency.DefaultRequests*concurrency.ConnectionsPerRequest) {
 			t.Errorf("%s: the database did not count one connection per request and statement kind: %+v", s, c.Run)
 		}

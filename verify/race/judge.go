@@ -48,14 +48,14 @@ func (r *Result) broken() []string {
 		case c.Check.Exact() && c.Side == side.Head && c.Check.OneCPU():
 			// Exact proves nothing here; lost updates on one CPU still
 			// fail head (Findings).
-			errs = append(errs, "head counters: "+oneCPUText)
+			errs = append(errs, c.Name()+": "+oneCPUText)
 		case c.Check.Exact():
 		case c.Check.WorkError != "":
-			errs = append(errs, fmt.Sprintf("%s counters: %s", c.Side, c.Check.WorkError))
+			errs = append(errs, fmt.Sprintf("%s: %s", c.Name(), c.Check.WorkError))
 		case c.Side == side.Base:
 			// The mutex guards base's counters: if they came out wrong, the
 			// check is what is broken, and head's numbers prove nothing.
-			errs = append(errs, fmt.Sprintf("base counters: %s although base takes the statistics mutex: the check cannot judge head here", c.Check))
+			errs = append(errs, fmt.Sprintf("%s: %s although base takes the statistics mutex: the check cannot judge head here", c.Name(), c.Check))
 		}
 	}
 	return errs
@@ -67,7 +67,7 @@ func (r *Result) Findings() []string {
 	var failed []string
 	for _, c := range r.Counters {
 		if c.Side == side.Head && !c.Check.Exact() && c.Check.WorkError == "" {
-			failed = append(failed, fmt.Sprintf("head counters: %s", c.Check))
+			failed = append(failed, fmt.Sprintf("%s: %s", c.Name(), c.Check))
 		}
 	}
 	if r.HeadCrashed() {

@@ -185,3 +185,59 @@ func TestUnmovedCounters(t *testing.T) {
 		t.Errorf("Unmoved (-want +got):\n%s; Total %d, want 4", d, c.Total())
 	}
 }
+
+// withMemory adds the phase with memory statistics on to r: base's and
+// head's runs, their servers' logs read.
+func withMemory(r *Result, base, head CounterCheck) *Result {
+	r.Counters = append(r.Counters,
+		&Counters{Side: side.Base, Memory: true, Check: base, Run: &concurrency.Result{ChildSignalsRead: true}},
+		&Counters{Side: side.Head, Memory: true, Check: head, Run: &concurrency.Result{ChildSignalsRead: true}})
+	return r
+}
+
+// The phase with memory statistics on is judged as the other: head off
+// there fails head although it is exact without them; base off there
+// breaks the check; a crash there is a crash.
+func TestJudgeMemoryPhase(t *testing.T) {
+	exact, lost := counterCheck(10, 20), counterCheck(9, 20)
+	if err := Judge(withMemory(judged(exact, exact, RaceDiff{}), exact, exact)); err != nil {
+		t.Errorf("every phase exact: Judge = %v, want a pass", err)
+	}
+	err := Judge(withMemory(judged(exact, exact, RaceDiff{}), exact, lost))
+	if !errors.Is(err, verdict.ErrCheckFailed) || !strings.HasPrefix(err.Error(), "not safe under concurrency: head counters (memory statistics on): 1 counter off in 10 requests, 1 short in all (a 9 of 10)") {
+		t.Errorf("head off with memory statistics on: Judge = %v, want it failed by name", err)
+	}
+	r := withMemory(judged(exact, exact, RaceDiff{}), lost, lost)
+	if err := Judge(r); err == nil || errors.Is(err, verdict.ErrCheckFailed) || !strings.HasPrefix(r.Errors[0], "base counters (memory statistics on): ") {
+		t.Errorf("base off with memory statistics on: Judge = %v, errors %q, want the check broken", err, r.Errors)
+	}
+	r = withMemory(judged(exact, exact, RaceDiff{}), exact, exact)
+	r.Counters[3].Run.ChildSignals = []string{"Segmentation fault (11)"}
+	if err := Judge(r); !errors.Is(err, verdict.ErrCheckFailed) || !strings.Contains(err.Error(), "head's PHP crashed") {
+		t.Errorf("head crashed with memory statistics on: Judge = %v, want a failed check", err)
+	}
+	if r.CountersOf(side.Head) != r.Counters[1] || r.MemoryOf(side.Head) != r.Counters[3] || r.MemoryOf(side.Base) != r.Counters[2] {
+		t.Error("CountersOf and MemoryOf do not pick the runs of their phase")
+	}
+}
+
+// The counters listed as unmoved are those no phase of head moved: one that
+// moves only with memory statistics on is not.
+func TestUnmovedByEveryPhase(t *testing.T) {
+	run := func(per map[string]int64) CounterCheck {
+		grew := map[string]int64{}
+		for k, v := range per {
+			grew[k] = 10 * v
+		}
+		return JudgeCounters(CounterRun{Requests: 10, PerRequest: per, Grew: grew, DBConnections: 20, ConnsPerReq: 2})
+	}
+	off := run(map[string]int64{"a": 1, "mem_x": 0, "never": 0})
+	on := run(map[string]int64{"a": 1, "mem_x": 3, "never": 0})
+	r := withMemory(judged(off, off, RaceDiff{}), on, on)
+	if d := cmp.Diff([]string{"never"}, r.Unmoved()); d != "" {
+		t.Errorf("Unmoved (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"mem_x", "never"}, judged(off, off, RaceDiff{}).Unmoved()); d != "" {
+		t.Errorf("Unmoved without the memory phase (-want +got):\n%s", d)
+	}
+}

@@ -33,7 +33,7 @@ func (r *Result) WriteSection(w io.Writer) error {
 	var b strings.Builder
 	f := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	f("#### Concurrency\n\n")
-	f("Apache mpm_event, one process of %d ZTS PHP threads, statistics on: a fixed workload (the same queries on the same rows, over connections of its own) served serially to learn each counter's growth per request, then concurrently.\n\n", r.Threads)
+	f("Apache mpm_event, one process of %d ZTS PHP threads, statistics on: a fixed workload (the same queries on the same rows, over connections of its own) served serially to learn each counter's growth per request, then concurrently%s.\n\n", r.Threads, r.memoryPhase())
 	f("- %s\n", r.countersLine(false))
 	f("- %s\n", r.tsanLine(false))
 	if l, _ := r.crashLine(); l != "" {
@@ -47,7 +47,7 @@ func (r *Result) WriteSection(w io.Writer) error {
 		if len(c.Check.Off) == 0 {
 			continue
 		}
-		f("<details><summary>%s: %s off</summary>\n\n", c.Side, plural(len(c.Check.Off), "counter", "counters"))
+		f("<details><summary>%s: %d off</summary>\n\n", c.Name(), len(c.Check.Off))
 		f("| counter | per request | expected | got | lost |\n|---|---:|---:|---:|---:|\n")
 		for _, o := range c.Check.Off {
 			lost := thousands(o.Lost)
@@ -59,11 +59,14 @@ func (r *Result) WriteSection(w io.Writer) error {
 		}
 		f("\n</details>\n\n")
 	}
-	if head := r.CountersOf(side.Head); head != nil && len(head.Check.Unmoved) > 0 {
-		c := head.Check
-		f("<details><summary>%d of mysqlnd's %d counters no request moved: the check says nothing of them</summary>\n\n", len(c.Unmoved), c.Total())
-		names := make([]string, len(c.Unmoved))
-		for i, n := range c.Unmoved {
+	if head, unmoved := r.CountersOf(side.Head), r.Unmoved(); head != nil && len(unmoved) > 0 {
+		what := "no request moved"
+		if r.MemoryOf(side.Head) != nil {
+			what = "no request of either phase moved"
+		}
+		f("<details><summary>%d of mysqlnd's %d counters %s: the check says nothing of them</summary>\n\n", len(unmoved), head.Check.Total(), what)
+		names := make([]string, len(unmoved))
+		for i, n := range unmoved {
 			names[i] = markdown.Code(n)
 		}
 		f("%s\n\n</details>\n\n", strings.Join(names, ", "))
@@ -85,6 +88,15 @@ func (r *Result) WriteSection(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// memoryPhase describes the phase with memory statistics on, "" without
+// one.
+func (r *Result) memoryPhase() string {
+	if r.MemoryOf(side.Head) == nil && r.MemoryOf(side.Base) == nil {
+		return ""
+	}
+	return "; then again with mysqlnd.collect_memory_statistics on, whose mem_* counters move on each of mysqlnd's allocations"
 }
 
 // countersLine says whether head's counters stayed exact, with base beside.
@@ -122,7 +134,30 @@ func (r *Result) countersLine(short bool) string {
 			s += fmt.Sprintf(" (base %s %d counters off)", verdict.Error.Icon(), len(base.Check.Off))
 		}
 	}
-	return s
+	return s + r.memoryLine(short, c.Exact())
+}
+
+// memoryLine is what countersLine adds for the phase with memory statistics
+// on: "" without one. A head exact without memory statistics and not with
+// them fails as well; the short form then says so first.
+func (r *Result) memoryLine(short, exactWithout bool) string {
+	m := r.MemoryOf(side.Head)
+	if m == nil {
+		return ""
+	}
+	c := m.Check
+	switch {
+	case c.Exact() && short:
+		return fmt.Sprintf("; memory statistics %d/%d", c.Counters, c.Counters)
+	case c.Exact():
+		return fmt.Sprintf("; with memory statistics on %s %d/%d exact in %s requests", verdict.Passed.Icon(), c.Counters, c.Counters, thousands(int64(c.Requests)))
+	case short && exactWithout:
+		return fmt.Sprintf("; %s with memory statistics on: %s off", verdict.Failed.Icon(), plural(len(c.Off), "counter", "counters"))
+	case short:
+		return fmt.Sprintf("; with memory statistics on: %s off", plural(len(c.Off), "counter", "counters"))
+	}
+	return fmt.Sprintf("; with memory statistics on %s %s off in %s requests, %s short in all",
+		verdict.Failed.Icon(), plural(len(c.Off), "counter", "counters"), thousands(int64(c.Requests)), thousands(c.Lost))
 }
 
 // crashLine says whether PHP crashed in the counters' servers, "" when

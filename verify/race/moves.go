@@ -25,7 +25,11 @@ func (r *Result) Moves() []verdict.Move {
 		if c.Check.WorkError != "" {
 			how = verdict.Failed.Icon() + " " + markdown.Text(c.Check.WorkError)
 		}
-		ms = append(ms, verdict.Move{What: "head's counters", How: how})
+		what := "head's counters"
+		if c.Memory {
+			what += ", memory statistics on"
+		}
+		ms = append(ms, verdict.Move{What: what, How: how})
 	}
 	if t := r.TSan; t != nil {
 		for _, rep := range t.Diff.New {

@@ -1,6 +1,8 @@
 package race
 
 import (
+	"slices"
+
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/workloads/concurrency"
 )
@@ -11,7 +13,8 @@ import (
 // that base has not.
 type Result struct {
 	Threads int `json:"threads"`
-	// Counters are the counter runs, base first.
+	// Counters are the counter runs: base, head, then base and head again
+	// with memory statistics on.
 	Counters []*Counters `json:"counters,omitempty"`
 	// TSan is the ThreadSanitizer comparison; nil when it could not run
 	// (Errors says why).
@@ -23,10 +26,23 @@ type Result struct {
 
 // Counters is one side's counter run and its verdict.
 type Counters struct {
-	Side  side.Side           `json:"side"`
-	Build string              `json:"build"`
-	Check CounterCheck        `json:"check"`
-	Run   *concurrency.Result `json:"run"`
+	Side  side.Side `json:"side"`
+	Build string    `json:"build"`
+	// Memory says mysqlnd.collect_memory_statistics was on: a phase of its
+	// own, in which the mem_* counters, updated on every allocation
+	// mysqlnd makes, move too.
+	Memory bool                `json:"memory_statistics,omitempty"`
+	Check  CounterCheck        `json:"check"`
+	Run    *concurrency.Result `json:"run"`
+}
+
+// Name is what the check's messages call the run: "head counters", "head
+// counters (memory statistics on)".
+func (c *Counters) Name() string {
+	if c.Memory {
+		return string(c.Side) + " counters (memory statistics on)"
+	}
+	return string(c.Side) + " counters"
 }
 
 // TSan is the ThreadSanitizer part: both sides' TSan builds under the same
@@ -49,25 +65,61 @@ type TSanSide struct {
 	DurationMS int64     `json:"duration_ms"`
 }
 
-// CountersOf returns the counter run of a side, or nil.
-func (r *Result) CountersOf(s side.Side) *Counters {
+// CountersOf returns the counter run of a side with memory statistics off
+// (as mysqlnd's default has them), or nil.
+func (r *Result) CountersOf(s side.Side) *Counters { return r.counters(s, false) }
+
+// MemoryOf returns the counter run of a side with memory statistics on, or
+// nil.
+func (r *Result) MemoryOf(s side.Side) *Counters { return r.counters(s, true) }
+
+func (r *Result) counters(s side.Side, memory bool) *Counters {
 	for _, c := range r.Counters {
-		if c.Side == s {
+		if c.Side == s && c.Memory == memory {
 			return c
 		}
 	}
 	return nil
 }
 
-// ChildSignals are the signals that ended the Apache children of side s's
-// counters' server, and whether its log was read for them: without that,
-// no crash is known of either way.
-func (r *Result) ChildSignals(s side.Side) (signals []string, read bool) {
-	c := r.CountersOf(s)
-	if c == nil || c.Run == nil {
-		return nil, false
+// Unmoved are the counters that no run of head moved, not even within a
+// request: the check says nothing of their updates.
+func (r *Result) Unmoved() []string {
+	var out []string
+	runs := 0
+	for _, c := range r.Counters {
+		if c.Side != side.Head {
+			continue
+		}
+		if runs == 0 {
+			out = slices.Clone(c.Check.Unmoved)
+		} else {
+			out = slices.DeleteFunc(out, func(n string) bool { return !slices.Contains(c.Check.Unmoved, n) })
+		}
+		runs++
 	}
-	return c.Run.ChildSignals, c.Run.ChildSignalsRead
+	return out
+}
+
+// ChildSignals are the signals that ended the Apache children of side s's
+// counters' servers (of every phase), and whether every one's log was read
+// for them: without that, no crash is known of either way.
+func (r *Result) ChildSignals(s side.Side) (signals []string, read bool) {
+	runs := 0
+	read = true
+	for _, c := range r.Counters {
+		if c.Side != s || c.Run == nil {
+			continue
+		}
+		runs++
+		for _, sig := range c.Run.ChildSignals {
+			if !slices.Contains(signals, sig) {
+				signals = append(signals, sig)
+			}
+		}
+		read = read && c.Run.ChildSignalsRead
+	}
+	return signals, runs > 0 && read
 }
 
 // HeadCrashed says whether head's PHP crashed in the counters' server where

@@ -85,6 +85,10 @@ type Options struct {
 	Connections int
 	// Serial is the number of requests of each of the two serial phases.
 	Serial int
+	// MemoryStatistics turns mysqlnd.collect_memory_statistics on besides
+	// mysqlnd.collect_statistics: the mem_* counters, which mysqlnd updates
+	// on every allocation it makes, many times a request, move too.
+	MemoryStatistics bool
 	// Environ is added to the server's environment (a sanitizer's runtime
 	// and options).
 	Environ []string
@@ -308,6 +312,16 @@ func Hammer(ctx context.Context, opt Options) error {
 	return nil
 }
 
+// ini is the server's php.ini settings: statistics on, memory statistics
+// when asked for.
+func (o Options) ini() map[string]string {
+	ini := map[string]string{"mysqlnd.collect_statistics": "1", "mysqlnd.collect_memory_statistics": "0"}
+	if o.MemoryStatistics {
+		ini["mysqlnd.collect_memory_statistics"] = "1"
+	}
+	return ini
+}
+
 func start(ctx context.Context, opt Options) (*httpd.Server, error) {
 	w := Workload()
 	db := opt.DB.WithName("pp_counted")
@@ -329,7 +343,7 @@ func start(ctx context.Context, opt Options) (*httpd.Server, error) {
 		Module:    opt.Module,
 		Threads:   opt.Threads,
 		Files:     w.Files,
-		INI:       map[string]string{"mysqlnd.collect_statistics": "1"},
+		INI:       opt.ini(),
 		Env: map[string]string{
 			"PP_DB_SOCKET": db.Socket, "PP_DB_USER": db.User, "PP_DB_PASSWORD": db.Password, "PP_DB_NAME": db.Database,
 		},

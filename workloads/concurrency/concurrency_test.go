@@ -107,6 +107,47 @@ func reachableDir(t *testing.T) string {
 // whose counters a mutex guards: under 16 threads every counter must grow by
 // exactly what the requests did.
 func TestCountersExactOnBase(t *testing.T) {
+	res := countersOnBase(t, false)
+	// One request opens two connections and reads, in the text protocol,
+	// 20 unbuffered rows, the typed row, 20 more drained by an early free,
+	// 5 of the multi-query and 1 count (47); in the binary one 20 + 20 of
+	// PDO, 10 bound, the long data's, the typed row and 20 through the
+	// cursor (72).
+	for name, want := range map[string]int64{"connect_success": 2, "rows_fetched_from_server_normal": 47, "rows_fetched_from_server_ps": 72} {
+		if got := res.PerRequest[name]; got != want {
+			t.Errorf("%s per request = %d, want %d", name, got, want)
+		}
+	}
+	if moved := movedCounters(res); moved < 90 {
+		t.Errorf("a request moves %d counters, want at least 90", moved)
+	}
+	for name, per := range res.PerRequest {
+		if strings.HasPrefix(name, "mem_") && per != 0 {
+			t.Errorf("%s moved %d a request with memory statistics off", name, per)
+		}
+	}
+}
+
+// With memory statistics on, mysqlnd counts its every allocation: the mem_*
+// counters move many times a request, and must be exact as well.
+func TestCountersExactWithMemoryStatistics(t *testing.T) {
+	res := countersOnBase(t, true)
+	mem := 0
+	for name, per := range res.PerRequest {
+		if strings.HasPrefix(name, "mem_") && per != 0 {
+			mem++
+		}
+	}
+	if mem < 4 || res.PerRequest["mem_emalloc_count"] < 10 {
+		t.Errorf("%d mem_* counters moved, mem_emalloc_count %d a request: memory statistics are not on", mem, res.PerRequest["mem_emalloc_count"])
+	}
+}
+
+// countersOnBase runs Counters on the base ZTS build and checks what every
+// run must hold: the database's count of connections, and every counter's
+// growth exactly the requests' (the base has the statistics mutex).
+func countersOnBase(t *testing.T, memory bool) *Result {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("a real server under load: -short")
 	}
@@ -120,7 +161,7 @@ func TestCountersExactOnBase(t *testing.T) {
 	defer db.Stop()
 	const n = 2000
 	res, err := Counters(ctx, Options{
-		Module: mod, Dir: reachableDir(t), DB: workload.DB{Conn: db.Conn}, Requests: n, Log: testLog{t},
+		Module: mod, Dir: reachableDir(t), DB: workload.DB{Conn: db.Conn}, Requests: n, MemoryStatistics: memory, Log: testLog{t},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -128,29 +169,23 @@ func TestCountersExactOnBase(t *testing.T) {
 	if res.DBConnections != n*ConnectionsPerRequest {
 		t.Errorf("the database counted %d connections, want %d", res.DBConnections, n*ConnectionsPerRequest)
 	}
-	moved := 0
 	for name, per := range res.PerRequest {
-		if per != 0 {
-			moved++
-		}
 		if got, want := res.Grew[name], per*n; got != want {
 			t.Errorf("%s grew by %d, want %d × %d = %d", name, got, n, per, want)
 		}
 	}
-	// One request opens two connections and reads, in the text protocol,
-	// 20 unbuffered rows, the typed row, 20 more drained by an early free,
-	// 5 of the multi-query and 1 count (47); in the binary one 20 + 20 of
-	// PDO, 10 bound, the long data's, the typed row and 20 through the
-	// cursor (72).
-	for name, want := range map[string]int64{"connect_success": 2, "rows_fetched_from_server_normal": 47, "rows_fetched_from_server_ps": 72} {
-		if got := res.PerRequest[name]; got != want {
-			t.Errorf("%s per request = %d, want %d", name, got, want)
+	t.Logf("%d requests in %d ms; a request moves %d of %d counters: %v", n, res.DurationMS, movedCounters(res), len(res.PerRequest), nonZeroOf(res.PerRequest))
+	return res
+}
+
+func movedCounters(res *Result) int {
+	moved := 0
+	for _, per := range res.PerRequest {
+		if per != 0 {
+			moved++
 		}
 	}
-	t.Logf("%d requests in %d ms; a request moves %d of %d counters: %v", n, res.DurationMS, moved, len(res.PerRequest), nonZeroOf(res.PerRequest))
-	if moved < 90 {
-		t.Errorf("a request moves %d counters, want at least 90", moved)
-	}
+	return moved
 }
 
 func nonZeroOf(m map[string]int64) map[string]int64 {
