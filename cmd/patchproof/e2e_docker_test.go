@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/hostwatch"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/suites"
@@ -51,31 +52,63 @@ func TestE2EDockerSameFigures(t *testing.T) {
 		}
 	}
 	h, d := host.Targets[0], dock.Targets[0]
+	// scripts/test runs Docker mode with --variants zts: the NTS build is
+	// the host run's business (the machine code codediff compares), and
+	// ZTS with its ThreadSanitizer builds is everything that runs the
+	// code under test where the host could be reached from it.
+	hostBuilds := map[string]*builders.Build{}
+	for _, b := range h.Builds {
+		hostBuilds[b.Label] = b
+	}
 	for _, b := range d.Builds {
 		if b.Executor != "docker" || !strings.HasPrefix(b.Compiler, "docker/") {
 			t.Errorf("%s: built by %s (%s), want the Docker builder", b.Label, b.Executor, b.Compiler)
 		}
+		if b.Variant == builders.NTS {
+			t.Errorf("%s: an NTS build in Docker mode, which scripts/test runs with --variants zts", b.Label)
+		}
+		if hostBuilds[b.Label] == nil {
+			t.Errorf("%s: built in Docker mode, not on the host", b.Label)
+		}
 	}
-	if len(d.Builds) != len(h.Builds) {
-		t.Errorf("%d builds in Docker mode, %d on the host", len(d.Builds), len(h.Builds))
+	if len(d.Builds) != 4 {
+		t.Errorf("%d builds in Docker mode, want base and head of zts and tsan", len(d.Builds))
 	}
 
-	if d.CodeDiff == nil || d.CodeDiff.NTS == nil || h.CodeDiff == nil || h.CodeDiff.NTS == nil {
-		t.Fatal("no NTS machine-code comparison")
+	// The same compiler and flags in a container make the same machine
+	// code: ZTS's per-function comparison, base against head, finds the
+	// same functions changed in both modes.
+	if d.CodeDiff == nil || d.CodeDiff.ZTS == nil || h.CodeDiff == nil || h.CodeDiff.ZTS == nil {
+		t.Fatal("no ZTS machine-code comparison")
 	}
-	if dn, hn := d.CodeDiff.NTS, h.CodeDiff.NTS; dn.Compared != hn.Compared || dn.Identical != hn.Identical || dn.Compared != demoNTSFunctions {
-		t.Errorf("NTS: %d/%d identical in Docker mode, %d/%d on the host; want %d/%d both", dn.Identical, dn.Compared, hn.Identical, hn.Compared, demoNTSFunctions, demoNTSFunctions)
+	if dz, hz := d.CodeDiff.ZTS, h.CodeDiff.ZTS; dz.Compared != hz.Compared || dz.Identical != hz.Identical || dz.Compared == 0 || dz.Identical == dz.Compared {
+		t.Errorf("ZTS: %d/%d identical in Docker mode, %d/%d on the host; want the same, and some changed", dz.Identical, dz.Compared, hz.Identical, hz.Compared)
 	}
 
 	// The same outcome for every test, but the few that are flaky against
 	// MariaDB here (mysqli_report_new, mysqli_pconn_max_links: their
 	// outcome varies between the builds of one run and between runs, on
-	// the host too): a test that has one outcome on all four builds in
+	// the host too): a test that has one outcome on every build in
 	// each mode must have the same one in both.
-	if d.Tests == nil || h.Tests == nil || len(d.Tests.Runs) != len(h.Tests.Runs) {
-		t.Fatalf("tests: %v runs in Docker mode, %v on the host", d.Tests, h.Tests)
+	if d.Tests == nil || h.Tests == nil || len(d.Tests.Runs) != 2 {
+		t.Fatalf("tests: %v runs in Docker mode (want base and head ZTS), %v on the host", d.Tests, h.Tests)
 	}
-	hs, ds := stableOutcomes(h.Tests.Runs), stableOutcomes(d.Tests.Runs)
+	hostRuns := map[string]*suites.RunResult{}
+	for _, r := range h.Tests.Runs {
+		hostRuns[r.Build] = r
+	}
+	var hostZTS []*suites.RunResult
+	for _, dr := range d.Tests.Runs {
+		hr := hostRuns[dr.Build]
+		if hr == nil {
+			t.Fatalf("%s: suites ran in Docker mode, not on the host", dr.Build)
+		}
+		hostZTS = append(hostZTS, hr)
+		if dr.Counts.Total != hr.Counts.Total {
+			t.Errorf("%s: %d tests in Docker mode, %d on the host", dr.Build, dr.Counts.Total, hr.Counts.Total)
+		}
+	}
+	hs, ds := stableOutcomes(hostZTS), stableOutcomes(d.Tests.Runs)
 	compared := 0
 	for name, o := range ds {
 		if ho, ok := hs[name]; ok {
@@ -85,24 +118,22 @@ func TestE2EDockerSameFigures(t *testing.T) {
 			}
 		}
 	}
-	for i, dr := range d.Tests.Runs {
-		if dr.Counts.Total != h.Tests.Runs[i].Counts.Total {
-			t.Errorf("%s: %d tests in Docker mode, %d on the host", dr.Build, dr.Counts.Total, h.Tests.Runs[i].Counts.Total)
-		}
-	}
 	if total := d.Tests.Runs[0].Counts.Total; compared < total-5 {
 		t.Errorf("only %d of %d tests had one outcome in both runs: more flakiness than the suites have", compared, total)
 	}
 	t.Logf("tests: %d of %d with one outcome on every build agree between the modes", compared, d.Tests.Runs[0].Counts.Total)
 
 	// The concurrency check: exact on both sides, as on the host.
-	if d.Race == nil || len(d.Race.Counters) != 2 || d.Race.TSan == nil {
-		t.Fatalf("race: %+v", d.Race)
+	if d.Race == nil || len(d.Race.Counters) != 4 || len(h.Race.Counters) != 4 || d.Race.TSan == nil {
+		t.Fatalf("race: %+v, want base and head, memory statistics off and on", d.Race)
 	}
 	for i, c := range d.Race.Counters {
 		hc := h.Race.Counters[i]
+		if c.Side != hc.Side || c.Memory != hc.Memory {
+			t.Fatalf("counter run %d: %s in Docker mode, %s on the host", i, c.Name(), hc.Name())
+		}
 		if !c.Check.Exact() || c.Check.Counters != hc.Check.Counters {
-			t.Errorf("%s counters: exact %v, %d counters (host: %d)", c.Side, c.Check.Exact(), c.Check.Counters, hc.Check.Counters)
+			t.Errorf("%s: exact %v, %d counters (host: %d)", c.Name(), c.Check.Exact(), c.Check.Counters, hc.Check.Counters)
 		}
 	}
 	if n := len(d.Race.TSan.Diff.New); n != 0 {
