@@ -135,10 +135,7 @@ func (s raceStage) measure(ctx context.Context, r *Run, j raceJob, db workload.D
 	// counters move on every allocation, dozens of times a request, so
 	// fewer requests make as many chances to lose an update.
 	for _, memory := range []bool{false, true} {
-		requests := r.Config.RaceRequests
-		if memory {
-			requests = max(1, requests/4)
-		}
+		requests := phaseRequests(r.Config.RaceRequests, memory)
 		for i, b := range []*builders.Build{j.base, j.head} {
 			sd := side.Sides[i]
 			c := &race.Counters{Side: sd, Build: b.Label, Memory: memory}
@@ -171,6 +168,20 @@ func (s raceStage) measure(ctx context.Context, r *Run, j raceJob, db workload.D
 		return
 	}
 	res.TSan = tsan
+}
+
+// phaseRequests is how many requests a counter phase serves: the
+// configured count (0: concurrency's default), a quarter of it with memory
+// statistics on. The default is resolved first: a quarter of "the default"
+// is not a quarter of 0.
+func phaseRequests(configured int, memory bool) int {
+	if configured == 0 {
+		configured = concurrency.DefaultRequests
+	}
+	if memory {
+		return max(1, configured/4)
+	}
+	return configured
 }
 
 // counterDir is the run directory of a side's counter run.

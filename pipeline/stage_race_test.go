@@ -10,6 +10,7 @@ import (
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/verify/race"
 	"github.com/patchproof/patchproof/verify/verdict"
+	"github.com/patchproof/patchproof/workloads/concurrency"
 )
 
 // Without a ZTS pair with the Apache module there is nothing to check
@@ -90,5 +91,27 @@ func TestRaceOutcome(t *testing.T) {
 				t.Errorf("raceOutcome = %q (check failed: %v), want %q (%v)", msg, errors.Is(err, verdict.ErrCheckFailed), tt.want, tt.failed)
 			}
 		})
+	}
+}
+
+// The memory phase serves a quarter of what the counter phase does, and
+// "not set" is the workload's default before it is quartered: the CI run
+// that leaves --race-requests unset once served 1 request with memory
+// statistics on.
+func TestPhaseRequests(t *testing.T) {
+	for _, tt := range []struct {
+		configured int
+		memory     bool
+		want       int
+	}{
+		{0, false, concurrency.DefaultRequests},
+		{0, true, concurrency.DefaultRequests / 4},
+		{400, true, 100},
+		{100, false, 100},
+		{3, true, 1},
+	} {
+		if got := phaseRequests(tt.configured, tt.memory); got != tt.want {
+			t.Errorf("phaseRequests(%d, memory %v) = %d, want %d", tt.configured, tt.memory, got, tt.want)
+		}
 	}
 }
