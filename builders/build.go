@@ -368,6 +368,14 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 			return fail(failed.step, failed.err)
 		}
 	}
+	shim, err := installShim(tmp)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", s.Label, err)
+	}
+	if shim != "" {
+		fmt.Fprintf(s.Log, "### libtool: compiles through patchproof's shim (%s)\n", shimName)
+		makeArgs = append(makeArgs, shim)
+	}
 	runErr, execErr := run("make", makeArgs...)
 	if execErr != nil {
 		return nil, fmt.Errorf("build %s: %w", s.Label, execErr)
