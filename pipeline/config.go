@@ -20,6 +20,7 @@ import (
 	"github.com/patchproof/patchproof/verify/abi"
 	"github.com/patchproof/patchproof/verify/codediff"
 	"github.com/patchproof/patchproof/workloads/bench"
+	"github.com/patchproof/patchproof/workloads/concurrency"
 )
 
 // DefaultRepo is the repository --pr refers to.
@@ -143,6 +144,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Jobs == 0 { // a negative one is validate's to reject
 		c.Jobs = max(1, runtime.NumCPU()/2)
+	}
+	if c.RaceRequests == 0 { // likewise: the memory phase quarters this
+		c.RaceRequests = concurrency.DefaultRequests
 	}
 	if c.Bench == "" {
 		c.Bench = BenchQuick

@@ -171,13 +171,9 @@ func (s raceStage) measure(ctx context.Context, r *Run, j raceJob, db workload.D
 }
 
 // phaseRequests is how many requests a counter phase serves: the
-// configured count (0: concurrency's default), a quarter of it with memory
-// statistics on. The default is resolved first: a quarter of "the default"
-// is not a quarter of 0.
+// configured count (setDefaults has resolved "the default"), a quarter of
+// it with memory statistics on.
 func phaseRequests(configured int, memory bool) int {
-	if configured == 0 {
-		configured = concurrency.DefaultRequests
-	}
 	if memory {
 		return max(1, configured/4)
 	}

@@ -99,13 +99,15 @@ func TestRaceOutcome(t *testing.T) {
 // that leaves --race-requests unset once served 1 request with memory
 // statistics on.
 func TestPhaseRequests(t *testing.T) {
+	var c Config
+	c.setDefaults()
 	for _, tt := range []struct {
 		configured int
 		memory     bool
 		want       int
 	}{
-		{0, false, concurrency.DefaultRequests},
-		{0, true, concurrency.DefaultRequests / 4},
+		{c.RaceRequests, false, concurrency.DefaultRequests},
+		{c.RaceRequests, true, concurrency.DefaultRequests / 4},
 		{400, true, 100},
 		{100, false, 100},
 		{3, true, 1},
