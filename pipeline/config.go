@@ -190,7 +190,7 @@ func (c Config) ReportOptions() report.Options {
 		StepSummary: c.Getenv("GITHUB_STEP_SUMMARY"),
 		Post:        c.Post,
 		DryRun:      c.DryRun,
-		GitHub:      github.Options{BaseURL: c.GitHubAPI, Getenv: c.Getenv, Login: githubLogin(c.Getenv)},
+		GitHub:      github.Options{BaseURL: c.GitHubAPI, Getenv: c.Getenv, Login: GitHubLogin(c.Getenv), Peers: []string{github.ActionsLogin}},
 		RunID:       c.Getenv("GITHUB_RUN_ID"),
 	}
 	switch {
@@ -207,15 +207,15 @@ func (c Config) ReportOptions() report.Options {
 	return opt
 }
 
-// githubLogin is the account an Actions or App token posts as, for which
+// GitHubLogin is the account an Actions or App token posts as, for which
 // GitHub will not answer GET /user: $PATCHPROOF_GITHUB_LOGIN, else the
 // Actions bot under Actions.
-func githubLogin(getenv func(string) string) string {
+func GitHubLogin(getenv func(string) string) string {
 	if l := getenv("PATCHPROOF_GITHUB_LOGIN"); l != "" {
 		return l
 	}
 	if getenv("GITHUB_ACTIONS") == "true" {
-		return "github-actions[bot]"
+		return github.ActionsLogin
 	}
 	return ""
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/patchproof/patchproof/internal/ghactions"
+	"github.com/patchproof/patchproof/pipeline"
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/pipeline/trigger"
@@ -63,7 +64,7 @@ func planCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	fs.BoolVar(&ans.on, "answer", false, "answer on the PR: a pending status on the head of an accepted trigger, a reply to a refused one or to /patchproof help")
 	fs.StringVar(&ans.runID, "run-id", env("GITHUB_RUN_ID"), "the workflow run's `ID`, which orders the statuses (default $GITHUB_RUN_ID)")
 	fs.StringVar(&ans.runURL, "run-url", actionsRunURL(env), "the workflow run's `URL`, the statuses' link (default from $GITHUB_SERVER_URL, $GITHUB_REPOSITORY, $GITHUB_RUN_ID)")
-	fs.StringVar(&ans.login, "github-login", actionsLogin(env),
+	fs.StringVar(&ans.login, "github-login", pipeline.GitHubLogin(env),
 		"the `LOGIN` the token posts as, where GitHub will not say (default $PATCHPROOF_GITHUB_LOGIN, else github-actions[bot] under Actions)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -165,17 +166,6 @@ func actionsRunURL(env func(string) string) string {
 		return ""
 	}
 	return server + "/" + repo + "/actions/runs/" + id
-}
-
-// actionsLogin is the account an Actions or App token posts as.
-func actionsLogin(env func(string) string) string {
-	if l := env("PATCHPROOF_GITHUB_LOGIN"); l != "" {
-		return l
-	}
-	if env("GITHUB_ACTIONS") == "true" {
-		return "github-actions[bot]"
-	}
-	return ""
 }
 
 // writeOutputs appends the outputs to path (stdout when ""), in one write

@@ -52,6 +52,11 @@ var ErrTimeout = errors.New("GitHub API timeout")
 // longer than Options.MaxResponse.
 var ErrResponseTooLarge = errors.New("GitHub API answer too large")
 
+// ActionsLogin is the account the workflow's own token (GITHUB_TOKEN)
+// posts as: the plan job's, whose pending statuses a report's verdict must
+// not cover when they are of a newer run (Options.Peers).
+const ActionsLogin = "github-actions[bot]"
+
 // Options configures a [Client]. The zero value talks to api.github.com with
 // the token from the environment.
 type Options struct {
@@ -69,6 +74,14 @@ type Options struct {
 	// GITHUB_TOKEN, e.g. "github-actions[bot]". When GET /user answers, its
 	// answer wins.
 	Login string
+
+	// Peers are other accounts whose run-stamped statuses in a context
+	// count as runs of ours when a status is set (SetStatus): the plan
+	// job posts its pending "queued" status with the workflow's token
+	// (github-actions[bot]) while the report posts with an App's, and a
+	// newer run's pending status must not be covered by an older run's
+	// verdict.
+	Peers []string
 
 	// Entry is the run the comments this client posts show, for the
 	// list of earlier runs (Comment.Entry, where a comment says none).
@@ -153,6 +166,7 @@ type Client struct {
 	gh     *gh.Client
 	authed bool // a token was found
 	login  string
+	peers  []string
 	entry  *HistoryEntry
 	dryRun io.Writer
 	now    func() time.Time
@@ -215,6 +229,7 @@ func New(opts Options) (*Client, error) {
 		gh:     g,
 		authed: token != "",
 		login:  o.Login,
+		peers:  o.Peers,
 		entry:  o.Entry,
 		dryRun: o.DryRun,
 		now:    o.Now,

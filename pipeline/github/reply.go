@@ -56,7 +56,7 @@ func (c *Client) ShownStatus(ctx context.Context, owner, repo, sha, context stri
 	op := fmt.Sprintf("read status %q of %s/%s@%s", context, owner, repo, sha)
 	var got Status
 	found := false
-	err := c.eachOurStatus(ctx, owner, repo, sha, "", context, func(o ourStatus) bool {
+	err := c.eachOurStatus(ctx, owner, repo, sha, nil, context, func(o ourStatus) bool {
 		got = Status{State: State(o.st.GetState()), Context: context, Description: o.st.GetDescription(),
 			TargetURL: o.st.GetTargetURL(), Run: o.run}
 		found = true

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -83,7 +84,8 @@ func stamped(description, run string) string {
 }
 
 // SetStatus sets status s on commit sha of owner/repo, unless s.Run is set
-// and our newest status in its context there names a newer run: then it
+// and our newest status in its context there (ours or a peer's: the
+// plan's pending one) names a newer run: then it
 // leaves that one (SkippedOlder). Run ids (or times) are told apart as
 // UpsertComment tells them, so that an older run's report, posted late,
 // never turns a newer run's failure into a success.
@@ -115,7 +117,7 @@ func (c *Client) SetStatus(ctx context.Context, owner, repo, sha string, s Statu
 		if err != nil {
 			return StatusOutcome{}, c.fail(op, err)
 		}
-		err = c.eachOurStatus(ctx, owner, repo, sha, login, s.Context, func(o ourStatus) bool {
+		err = c.eachOurStatus(ctx, owner, repo, sha, c.runLogins(login), s.Context, func(o ourStatus) bool {
 			shown = o
 			return false
 		})
@@ -202,7 +204,7 @@ func (c *Client) overtaken(ctx context.Context, owner, repo, sha string, s Statu
 	}
 	var newest ourStatus
 	reached, after := false, false
-	err = c.eachOurStatus(ctx, owner, repo, sha, login, s.Context, func(o ourStatus) bool {
+	err = c.eachOurStatus(ctx, owner, repo, sha, c.runLogins(login), s.Context, func(o ourStatus) bool {
 		switch {
 		case o.id == seen && seen != 0:
 			return false
@@ -231,10 +233,16 @@ type ourStatus struct {
 	st  *gh.RepoStatus
 }
 
-// eachOurStatus calls visit with the statuses of sha that login ("" for
-// anyone) set in the context, newest first, as GitHub lists them, until visit returns
-// false or there are no more.
-func (c *Client) eachOurStatus(ctx context.Context, owner, repo, sha, login, context string, visit func(ourStatus) bool) error {
+// runLogins are the accounts whose statuses are runs of ours: the token's
+// own (login) and the peers'.
+func (c *Client) runLogins(login string) []string {
+	return append([]string{login}, c.peers...)
+}
+
+// eachOurStatus calls visit with the statuses of sha that one of logins
+// (nil for anyone) set in the context, newest first, as GitHub lists them,
+// until visit returns false or there are no more.
+func (c *Client) eachOurStatus(ctx context.Context, owner, repo, sha string, logins []string, context string, visit func(ourStatus) bool) error {
 	opts := &gh.ListOptions{PerPage: 100}
 	for {
 		page, resp, err := c.gh.Repositories.ListStatuses(ctx, owner, repo, sha, opts)
@@ -242,7 +250,8 @@ func (c *Client) eachOurStatus(ctx context.Context, owner, repo, sha, login, con
 			return fmt.Errorf("list statuses: %w", err)
 		}
 		for _, st := range page {
-			if st.GetContext() != context || (login != "" && !strings.EqualFold(st.GetCreator().GetLogin(), login)) {
+			creator := st.GetCreator().GetLogin()
+			if st.GetContext() != context || (logins != nil && !slices.ContainsFunc(logins, func(l string) bool { return strings.EqualFold(l, creator) })) {
 				continue
 			}
 			if !visit(ourStatus{id: st.GetID(), run: statusRun(st.GetDescription()), st: st}) {

@@ -275,3 +275,45 @@ func TestSetStatusRace(t *testing.T) {
 		})
 	}
 }
+
+// The plan job posts its pending "queued" status as another account than
+// the report (the workflow's token, the App's): a second trigger's pending
+// status is a newer run that an older run's verdict must not cover, and a
+// peer's older run is covered as ours would be.
+func TestSetStatusPeers(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		pending string // the peer's status
+		peers   []string
+		want    github.StatusOutcome
+	}{
+		{"a peer's newer run stands", "queued (run 300)", []string{"mallory"},
+			github.StatusOutcome{Action: github.SkippedOlder, Newer: "300", Description: "failed (run 200)"}},
+		{"a peer's older run is covered", "queued (run 100)", []string{"mallory"},
+			github.StatusOutcome{Action: github.Created, Description: "failed (run 200)"}},
+		{"not a peer: it does not count", "queued (run 300)", nil,
+			github.StatusOutcome{Action: github.Created, Description: "failed (run 200)"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t)
+			peer, _ := newClient(t, f, malloryToken, github.Options{})
+			if _, err := peer.SetStatus(context.Background(), "php", "php-src", headSHA,
+				github.Status{State: github.StatePending, Description: tt.pending}); err != nil {
+				t.Fatal(err)
+			}
+			c, _ := newClient(t, f, botToken, github.Options{Peers: tt.peers})
+			got, err := c.SetStatus(context.Background(), "php", "php-src", headSHA, github.Status{State: github.StateFailure, Description: "failed", Run: "200"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("outcome (-want +got):\n%s", d)
+			}
+			shown := f.Statuses("php", "php-src", headSHA)
+			top := shown[len(shown)-1]
+			if wantTop := tt.want.Action == github.Created; (top.Description == "failed (run 200)") != wantTop {
+				t.Errorf("the status on top is %q (created: %v)", top.Description, wantTop)
+			}
+		})
+	}
+}
