@@ -31,6 +31,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/patchproof/patchproof/internal/aptsource"
 	"github.com/patchproof/patchproof/internal/cachedir"
@@ -45,7 +46,7 @@ type options struct {
 	addr, pr, base, head, token, login, urlFile string
 	appToken, maintainer                        string
 	gitRepo, cache                              string
-	demoUpstream                                bool
+	demoUpstream, recordPush                    bool
 	refs                                        refFlag
 }
 
@@ -63,6 +64,7 @@ func main() {
 	flag.StringVar(&o.gitRepo, "git-repo", "", "serve the bare repository `DIR` as the PR's repository over git's smart HTTP")
 	flag.BoolVar(&o.demoUpstream, "demo-upstream", false, "make -git-repo a copy of the demo's upstream first, unless it exists")
 	flag.StringVar(&o.cache, "cache", "", "the patchproof cache `DIR` the demo's upstream is in (default $PATCHPROOF_CACHE, else ~/.cache/patchproof)")
+	flag.BoolVar(&o.recordPush, "record-push", false, "record a push of the PR's head commit to its head branch a minute before the start, so that a trigger comment need not name the commit")
 	flag.StringVar(&o.urlFile, "url-file", "", "write the API root URL to `FILE` once listening")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -118,6 +120,15 @@ func serve(ctx context.Context, log io.Writer, o options) error {
 		}
 	}
 	f.AddPR(pr)
+	if o.recordPush {
+		sha := pr.Head.SHA
+		if sha == "" {
+			if sha, err = gitHead(ctx, o.gitRepo, to.Number); err != nil {
+				return fmt.Errorf("-record-push: %w", err)
+			}
+		}
+		f.AddActivity(to.Repo.Owner, to.Repo.Name, githubfake.Activity{Ref: pr.Head.Ref, After: sha, Actor: "contributor", Time: time.Now().Add(-time.Minute)})
+	}
 	if o.maintainer != "" {
 		f.SetPermission(to.Repo.Owner, to.Repo.Name, o.maintainer, "maintain")
 	}
@@ -163,6 +174,18 @@ func copyUpstream(ctx context.Context, log io.Writer, cache, dst string) error {
 		return fmt.Errorf("-demo-upstream: copy %s to %s: %w: %s", src, dst, err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// gitHead is the PR's head commit in the served repository: its
+// refs/pull/N/head.
+func gitHead(ctx context.Context, repo string, number int) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", "-C", repo, "rev-parse", "--verify", fmt.Sprintf("refs/pull/%d/head^{commit}", number))
+	cmd.Env = append(childenv.For(childenv.Tool), "GIT_CONFIG_NOSYSTEM=1")
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("read refs/pull/%d/head of %s: %w", number, repo, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // refFlag collects -ref OWNER/REPO@REF=SHA.

@@ -190,6 +190,15 @@ func TestE2ERehearsalAnswers(t *testing.T) {
 			t.Errorf("%s's plan exited %s, want %s: %s", c.name, rc, c.rc, readText(t, filepath.Join(dir, c.name, "plan.log")))
 		}
 	}
+	// The trigger as people type it: a space after the comma, no commit
+	// (the push before the comment binds the head), an option.
+	var event struct {
+		Comment struct{ Body string } `json:"comment"`
+	}
+	readJSON(t, filepath.Join(dir, "comment-again", "event.json"), &event)
+	if event.Comment.Body != "/patchproof PHP-8.4, PHP-8.5 bench=report" {
+		t.Errorf("the second trigger was %q, want the issue's /patchproof PHP-8.4, PHP-8.5 bench=report", event.Comment.Body)
+	}
 	for key, want := range map[string]string{"targets": `["master","PHP-8.4","PHP-8.5"]`, "bench": "report", "supersedes": "false",
 		"head_sha": planOutput(t, dir, "run1", "head_sha")} {
 		if got := planOutput(t, dir, "comment-again", key); got != want {
