@@ -1,0 +1,71 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// workflowJob returns the text of one job of validate.yml: from its
+// "  NAME:" line to the next job's.
+func workflowJob(t *testing.T, name string) (workflow, job string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", ".github", "workflows", "validate.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	workflow = string(b)
+	start := regexp.MustCompile(`(?m)^  ` + regexp.QuoteMeta(name) + `:\n`).FindStringIndex(workflow)
+	if start == nil {
+		t.Fatalf("validate.yml has no job %q", name)
+	}
+	rest := workflow[start[1]:]
+	if end := regexp.MustCompile(`(?m)^  [a-z][a-z-]*:\n`).FindStringIndex(rest); end != nil {
+		rest = rest[:end[0]]
+	}
+	return workflow, rest
+}
+
+// A second trigger for the head in progress queues behind it; only a head
+// that moved cancels the run (the plan's supersedes output, which
+// TestPlanAnswerSupersedes checks): the validate jobs are grouped per pull
+// request and target, cancel only on supersedes, and nothing groups the
+// workflow as a whole (which would hold the plan's answers back, or cancel
+// a run for "also do PHP-8.4").
+func TestWorkflowQueuesSecondTrigger(t *testing.T) {
+	workflow, validate := workflowJob(t, "validate")
+	if regexp.MustCompile(`(?m)^concurrency:`).MatchString(workflow) {
+		t.Error("validate.yml has a workflow-wide concurrency group: a second trigger would wait for, or cancel, the whole run")
+	}
+	group := regexp.MustCompile(`(?m)^    concurrency:\n      group: (.+)\n      cancel-in-progress: (.+)\n`).FindStringSubmatch(validate)
+	if group == nil {
+		t.Fatalf("the validate job has no concurrency group:\n%s", validate)
+	}
+	for _, part := range []string{"needs.plan.outputs.repo", "needs.plan.outputs.pr", "matrix.slug"} {
+		if !strings.Contains(group[1], part) {
+			t.Errorf("the validate jobs' group %q lacks %s: jobs of different PRs or targets would queue behind each other", group[1], part)
+		}
+	}
+	if got := strings.TrimSpace(group[2]); got != "${{ needs.plan.outputs.supersedes == 'true' }}" {
+		t.Errorf("cancel-in-progress is %q: want it only when the plan says the head moved (supersedes)", got)
+	}
+	_, plan := workflowJob(t, "plan")
+	if strings.Contains(plan, "concurrency:") {
+		t.Error("the plan job is in a concurrency group: its answer on the PR (pending status, reply) would wait for the run in progress")
+	}
+}
+
+// doctor checks what the planned stages need: a comment's stages=codediff,tests
+// needs no perf, and must not be refused for the benchmark's profile.
+func TestWorkflowDoctorChecksPlannedStages(t *testing.T) {
+	_, validate := workflowJob(t, "validate")
+	doctor := regexp.MustCompile(`(?m)^\s*bin/patchproof doctor (.*)$`).FindStringSubmatch(validate)
+	if doctor == nil {
+		t.Fatal("the validate job does not run patchproof doctor")
+	}
+	if !strings.Contains(doctor[1], `--stages "$STAGES"`) || !strings.Contains(doctor[1], `--builder "$BUILDER"`) {
+		t.Errorf("doctor runs as %q: want the job's --builder and its planned --stages", doctor[1])
+	}
+}
