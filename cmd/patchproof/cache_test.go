@@ -101,7 +101,7 @@ func TestCacheCmd(t *testing.T) {
 		{name: "unexpected argument", args: []string{"purge"}, code: 2,
 			stderr: "patchproof: cache: unexpected argument \"purge\" (see patchproof cache --help)\n", kept: []string{old, held, recent}},
 		{name: "unknown flag", args: []string{"prune", "--max", "1"}, code: 2,
-			stderr: "patchproof: cache prune: flag provided but not defined: -max (see patchproof cache --help)\n", kept: []string{old, held, recent}},
+			stderr: "patchproof: cache prune: flag provided but not defined: --max (see patchproof cache --help)\n", kept: []string{old, held, recent}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cache := t.TempDir()

@@ -12,21 +12,25 @@ import (
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
-const usage = `patchproof validates a php-src change before it lands.
+// commands are the subcommands, in the order the usage lists them.
+var commands = []string{"run", "codediff", "report", "doctor", "plan", "cache"}
 
-Usage:
-  patchproof run [--pr N | --repo URL|PATH --base REF --head REF] [flags]
-  patchproof codediff [--json] [--objects GLOB] BASE HEAD
-  patchproof report [--merge results.json...] [--post] [--dry-run]
-  patchproof doctor [--builder host|docker]
-  patchproof plan [--event FILE] [--event-name NAME] [--output FILE]
-  patchproof cache [prune [--dry-run]] [--cache DIR] [--cache-max SIZE]
-
+// usage is the top-level help: each command's synopsis, as its manual
+// states it (help.go).
+var usage = func() string {
+	var b strings.Builder
+	b.WriteString("patchproof validates a php-src change before it lands.\n\nUsage:\n")
+	for _, c := range commands {
+		b.WriteString("  " + manuals[c].usage + "\n")
+	}
+	b.WriteString(`
   patchproof --version
 
 Run 'patchproof COMMAND --help' for a command's manual: its flags,
 examples, exit statuses and environment variables.
-`
+`)
+	return b.String()
+}()
 
 // patchproof is the whole program: main only wires signals and exit codes.
 func patchproof(ctx context.Context, stdout, stderr io.Writer, args []string) error {

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 )
 
@@ -103,7 +104,8 @@ accounting, the free disk in the cache, and the Docker engine with
 		exit: `  0  everything a selected stage needs is there
   2  something required is missing, or bad input (a flag error: one line, then see --help)
 `,
-		env: envCache + "  DOCKER_HOST              the Docker engine of --builder docker\n",
+		env: envCache + "  PATCHPROOF_DEBIAN_MIRROR the Debian mirror the images of --builder docker are made from (default the machine's apt sources)\n" +
+			"  DOCKER_HOST              the Docker engine of --builder docker\n",
 	},
 	"plan": {
 		usage: "patchproof plan [--event FILE] [--event-name NAME] [--output FILE] [--answer]",
@@ -163,10 +165,14 @@ func parseFlags(fs *flagSet, args []string) error {
 			fs.writeHelp(fs.stdout)
 			return errHelp
 		}
-		return fs.usageErrorf("%v", err)
+		return fs.usageErrorf("%s", flagSpelling.ReplaceAllString(err.Error(), "$1--"))
 	}
 	return nil
 }
+
+// flagSpelling finds a flag's name in the flag package's errors, which
+// spell it with one dash: the manual and the examples spell it with two.
+var flagSpelling = regexp.MustCompile(`(defined: |argument: |for flag |for )-`)
 
 // usageErrorf is bad input on the command line, one line that says where
 // to read more.

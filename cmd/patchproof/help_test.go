@@ -87,11 +87,24 @@ func TestFlagErrorOneLine(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			err := patchproof(context.Background(), &stdout, &stderr, append(strings.Fields(cmd), "--no-such-flag"))
 			code := exitCode(&stderr, err)
-			want := "patchproof: " + cmd + ": flag provided but not defined: -no-such-flag (see patchproof " + strings.Fields(cmd)[0] + " --help)\n"
+			want := "patchproof: " + cmd + ": flag provided but not defined: --no-such-flag (see patchproof " + strings.Fields(cmd)[0] + " --help)\n"
 			if code != 2 || stderr.String() != want || stdout.Len() != 0 {
 				t.Errorf("exit %d, stderr %q, stdout %q; want 2, %q, nothing", code, stderr.String(), stdout.String(), want)
 			}
 		})
+	}
+	// Each of the flag package's errors, with the flag spelled as the
+	// manual spells it.
+	for args, want := range map[string]string{
+		"run --passes":       "patchproof: run: flag needs an argument: --passes (see patchproof run --help)\n",
+		"run --passes=lots":  "patchproof: run: invalid value \"lots\" for flag --passes: parse error (see patchproof run --help)\n",
+		"doctor --json=nope": "patchproof: doctor: invalid boolean value \"nope\" for --json: parse error (see patchproof doctor --help)\n",
+	} {
+		var stdout, stderr bytes.Buffer
+		err := patchproof(context.Background(), &stdout, &stderr, strings.Fields(args))
+		if code := exitCode(&stderr, err); code != 2 || stderr.String() != want {
+			t.Errorf("%s: exit %d, stderr %q; want 2, %q", args, code, stderr.String(), want)
+		}
 	}
 	var stdout, stderr bytes.Buffer
 	err := patchproof(context.Background(), &stdout, &stderr, []string{"frobnicate"})
@@ -104,6 +117,9 @@ func TestFlagErrorOneLine(t *testing.T) {
 // os.Getenv, os.LookupEnv, and the getenv functions passed around (a
 // Config's Getenv, plan's env).
 var envReadRE = regexp.MustCompile(`(?:\b[gG]etenv|\bLookupEnv|\benv)\("([A-Z][A-Z0-9_]*)"\)`)
+
+// ownVarRE finds patchproof's own variables named anywhere in the code.
+var ownVarRE = regexp.MustCompile(`"(PATCHPROOF_[A-Z0-9_]+)"`)
 
 // Every environment variable the code reads is in the README's list, and
 // so are those read through a list or a library: the tokens, DOCKER_HOST.
@@ -139,6 +155,11 @@ func TestREADMEListsEveryEnvironmentVariable(t *testing.T) {
 		for _, m := range envReadRE.FindAllStringSubmatch(string(src), -1) {
 			read[m[1]] = append(read[m[1]], path)
 		}
+		// Our own variables, also where a constant names them for a
+		// child or a re-executed image (childenv.OwnerVar, secretenv.FDVar).
+		for _, m := range ownVarRE.FindAllStringSubmatch(string(src), -1) {
+			read[m[1]] = append(read[m[1]], path)
+		}
 		return nil
 	})
 	if err != nil {
@@ -151,5 +172,25 @@ func TestREADMEListsEveryEnvironmentVariable(t *testing.T) {
 		if !listed[name] {
 			t.Errorf("%s (read in %s) is not in the README's list", name, strings.Join(slices.Compact(where), ", "))
 		}
+	}
+}
+
+// The top-level help, however asked for, lists every command's synopsis
+// as its manual states it, on stdout, and exits 0.
+func TestTopLevelHelp(t *testing.T) {
+	for _, arg := range []string{"help", "--help", "-h"} {
+		var stdout, stderr bytes.Buffer
+		err := patchproof(context.Background(), &stdout, &stderr, []string{arg})
+		if code := exitCode(&stderr, err); code != 0 || stderr.Len() != 0 {
+			t.Errorf("%s: exit %d, stderr %q", arg, code, stderr.String())
+		}
+		for _, c := range commands {
+			if !strings.Contains(stdout.String(), "\n  "+manuals[c].usage+"\n") {
+				t.Errorf("%s does not list %s's synopsis %q:\n%s", arg, c, manuals[c].usage, stdout.String())
+			}
+		}
+	}
+	if len(commands) != len(manuals) {
+		t.Errorf("the usage lists %d commands, %d have a manual", len(commands), len(manuals))
 	}
 }
