@@ -63,82 +63,10 @@ type buildJob struct {
 	from int
 }
 
-func (buildStage) Run(ctx context.Context, r *Run) error {
-	// A change to the build system is configured by its own configure,
-	// and so, to compare like with like, is its base.
-	buildconf := map[*Target]bool{}
-	changes := map[*Target][]string{}
-	for _, t := range r.Targets {
-		if t.BaseTree == "" || t.HeadTree == "" {
-			continue
-		}
-		changed, err := t.Repo.ChangedFiles(t.Base, t.Head)
-		if err != nil {
-			return err
-		}
-		changes[t] = changed
-		if p := buildSystemChange(changed); p != "" {
-			buildconf[t] = true
-			r.Progress.Step("%s: the change touches the build system (%s): ./buildconf --force on base and head", t.Name, p)
-		}
-	}
-	var jobs []buildJob
-	// index finds the job of t, s and v added so far.
-	index := func(t *Target, s side.Side, v builders.Variant) int {
-		return slices.IndexFunc(jobs, func(j buildJob) bool { return j.t == t && j.side == s && j.spec.Variant == v })
-	}
-	add := func(variants []builders.Variant) error {
-		for _, t := range r.Targets {
-			if t.BaseTree == "" || t.HeadTree == "" {
-				continue // a backport that did not apply, or checkout failed
-			}
-			for _, s := range side.Sides {
-				src, commit := t.tree(s)
-				c, err := t.Repo.Commit(commit)
-				if err != nil {
-					return err
-				}
-				for _, v := range variants {
-					// Derived builds (see builders.Spec.From): a head from
-					// its base unless the change touches the build system;
-					// a TSan build from its side's ZTS build.
-					from := -1
-					var instrument []string
-					switch {
-					case r.Config.FreshBuilds:
-					case v == builders.TSan:
-						from, instrument = index(t, s, builders.ZTS), builders.TSanInstrument(changes[t])
-					case s == side.Head && !buildconf[t]:
-						from = index(t, side.Base, v)
-					}
-					jobs = append(jobs, buildJob{t: t, side: s, from: from, spec: builders.Spec{
-						Label:    fmt.Sprintf("%s %s/%s", t.Name, s, v),
-						Side:     s,
-						Source:   src,
-						TreeHash: c.TreeHash.String(),
-						Variant:  v,
-						Profile:  r.Config.Profile,
-						// A head is the PR's code, on a backport target too.
-						Trusted:    s == side.Base,
-						Buildconf:  buildconf[t],
-						Changed:    changes[t],
-						Instrument: instrument,
-					}})
-				}
-			}
-		}
-		return nil
-	}
-	if err := add(r.Config.Variants); err != nil {
+func (st buildStage) Run(ctx context.Context, r *Run) error {
+	jobs, err := st.jobs(r)
+	if err != nil {
 		return err
-	}
-	// The concurrency check's ThreadSanitizer builds come last: every other
-	// check waits on the builds before them.
-	// The ABI check reads their debug info.
-	if (r.Config.wants(raceStage{}) || r.Config.wants(abiStage{})) && slices.Contains(r.Config.Variants, builders.ZTS) {
-		if err := add([]builders.Variant{builders.TSan}); err != nil {
-			return err
-		}
 	}
 	if len(jobs) == 0 {
 		return Skip("no source trees: checkout did not finish")
@@ -233,6 +161,89 @@ func (buildStage) Run(ctx context.Context, r *Run) error {
 		return results.CheckFailed("%d of %d builds failed (%s)", len(failed), len(jobs), strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// jobs are the builds the run asks for, in order: every variant of each
+// side of each target, then the ThreadSanitizer builds, each derived from
+// an earlier job where it can be.
+func (buildStage) jobs(r *Run) ([]buildJob, error) {
+	// A change to the build system is configured by its own configure,
+	// and so, to compare like with like, is its base.
+	buildconf := map[*Target]bool{}
+	changes := map[*Target][]string{}
+	for _, t := range r.Targets {
+		if t.BaseTree == "" || t.HeadTree == "" {
+			continue
+		}
+		changed, err := t.Repo.ChangedFiles(t.Base, t.Head)
+		if err != nil {
+			return nil, err
+		}
+		changes[t] = changed
+		if p := buildSystemChange(changed); p != "" {
+			buildconf[t] = true
+			r.Progress.Step("%s: the change touches the build system (%s): ./buildconf --force on base and head", t.Name, p)
+		}
+	}
+	var jobs []buildJob
+	// index finds the job of t, s and v added so far.
+	index := func(t *Target, s side.Side, v builders.Variant) int {
+		return slices.IndexFunc(jobs, func(j buildJob) bool { return j.t == t && j.side == s && j.spec.Variant == v })
+	}
+	add := func(variants []builders.Variant) error {
+		for _, t := range r.Targets {
+			if t.BaseTree == "" || t.HeadTree == "" {
+				continue // a backport that did not apply, or checkout failed
+			}
+			for _, s := range side.Sides {
+				src, commit := t.tree(s)
+				c, err := t.Repo.Commit(commit)
+				if err != nil {
+					return err
+				}
+				for _, v := range variants {
+					// Derived builds (see builders.Spec.From): a head from
+					// its base unless the change touches the build system;
+					// a TSan build from its side's ZTS build.
+					from := -1
+					var instrument []string
+					switch {
+					case r.Config.FreshBuilds:
+					case v == builders.TSan:
+						from, instrument = index(t, s, builders.ZTS), builders.TSanInstrument(changes[t])
+					case s == side.Head && !buildconf[t]:
+						from = index(t, side.Base, v)
+					}
+					jobs = append(jobs, buildJob{t: t, side: s, from: from, spec: builders.Spec{
+						Label:    fmt.Sprintf("%s %s/%s", t.Name, s, v),
+						Side:     s,
+						Source:   src,
+						TreeHash: c.TreeHash.String(),
+						Variant:  v,
+						Profile:  r.Config.Profile,
+						// A head is the PR's code, on a backport target too.
+						Trusted:    s == side.Base,
+						Buildconf:  buildconf[t],
+						Changed:    changes[t],
+						Instrument: instrument,
+					}})
+				}
+			}
+		}
+		return nil
+	}
+	if err := add(r.Config.Variants); err != nil {
+		return nil, err
+	}
+	// The concurrency check's ThreadSanitizer builds come last: every other
+	// check waits on the builds before them.
+	// The ABI check reads their debug info.
+	if (r.Config.wants(raceStage{}) || r.Config.wants(abiStage{})) && slices.Contains(r.Config.Variants, builders.ZTS) {
+		if err := add([]builders.Variant{builders.TSan}); err != nil {
+			return nil, err
+		}
+	}
+	return jobs, nil
 }
 
 // newBuilder makes the builder of --builder.
