@@ -69,3 +69,21 @@ func TestWorkflowDoctorChecksPlannedStages(t *testing.T) {
 		t.Errorf("doctor runs as %q: want the job's --builder and its planned --stages", doctor[1])
 	}
 }
+
+// The runners build php-src CI's debug ZTS variant besides NTS and ZTS
+// (its suites count LEAK and XLEAK), and validate-job passes the variants
+// on: a comment's stages= or the rehearsal's --variants still narrow them.
+func TestWorkflowBuildsDebugZTS(t *testing.T) {
+	_, validate := workflowJob(t, "validate")
+	m := regexp.MustCompile(`(?m)^      VARIANTS: \$\{\{ vars\.PATCHPROOF_VARIANTS \|\| '([a-z,-]+)' \}\}$`).FindStringSubmatch(validate)
+	if m == nil || !strings.Contains(","+m[1]+",", ",debug-zts,") || !strings.Contains(m[1], "nts,zts") {
+		t.Errorf("the validate job's VARIANTS default is %v: want nts,zts and debug-zts", m)
+	}
+	job, err := os.ReadFile(filepath.Join("..", "..", "scripts", "validate-job"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(job), `args+=(--variants "$VARIANTS")`) {
+		t.Error("scripts/validate-job does not pass $VARIANTS to patchproof run")
+	}
+}
