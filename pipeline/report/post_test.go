@@ -106,7 +106,7 @@ func TestPostTargetLocalRepository(t *testing.T) {
 func TestCommitStatusIncomplete(t *testing.T) {
 	rs := []*results.Result{killedPR()}
 	st := commitStatus(rs, results.VerdictOf(rs), "")
-	want := "incomplete: tests: running, bench: not started"
+	want := "incomplete: tests: running, race: not started"
 	if st.State != github.StateError || st.Description != want {
 		t.Errorf("status %s %q, want error %q", st.State, st.Description, want)
 	}

@@ -80,7 +80,7 @@ func TestRenderSummaryContent(t *testing.T) {
 		want      []string
 	}{
 		{"demo verdict and NTS", demo, []string{"## ✅ patchproof: passed", "1. NTS: ✅ 484/484 identical", "8 changed under ZTS", "#### Builds"}},
-		{"demo not run", demo, []string{"3. contention: not run: not yet available"}},
+		{"demo not run", demo, []string{"3. contention: not run: not selected (--stages)"}},
 		{"failing verdict", failing, []string{"## ❌ patchproof: a check failed", "**codediff** failed: master: NTS machine code changed", "❌ 483/484 identical, 1 changed"}},
 		{"diff folded", failing, []string{"<details><summary><code>mysqlnd_stats_init</code>", "```diff\n--- base/ext/mysqlnd/mysqlnd_statistics.o:mysqlnd_stats_init"}},
 		{"compile error file:line", failing, []string{"ext/mysqlnd/mysqlnd_statistics.h:61:9: error: implicit declaration", "❌ make: exit status 2"}},
@@ -179,7 +179,7 @@ func killedPR() *results.Result {
 	res.Status, res.ExitCode, res.Error, res.FinishedAt = results.StatusRunning, 0, "", nil
 	res.Targets[0].Tests = nil
 	res.Stages[3].Status, res.Stages[3].DurationMS = results.StatusRunning, 0
-	res.Stages[4] = &results.StageResult{Name: "bench", Status: results.StatusPending}
+	res.Stages[4] = &results.StageResult{Name: "race", Status: results.StatusPending}
 	return res
 }
 
@@ -200,7 +200,7 @@ func TestRenderIncomplete(t *testing.T) {
 		{"killed in the tests", []*results.Result{killedPR()}, nil, []string{
 			"## ⏹️ patchproof: incomplete: the run did not finish\n",
 			"- ⏳ tests: running\n",
-			"- ⏸️ bench: not started\n",
+			"- ⏸️ race: not started\n",
 		}},
 		{"a job left no results", []*results.Result{resultstest.Failing()}, []string{"master", "PHP-8.4"}, []string{
 			"## ⏹️ patchproof: incomplete: the run did not finish\n",

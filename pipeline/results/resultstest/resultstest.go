@@ -153,7 +153,7 @@ func stage(name string, st results.Status, start, dur time.Duration, note string
 
 func settings(repo string, pr int, demo bool) results.Settings {
 	return results.Settings{Repo: repo, PR: pr, Demo: demo, Variants: []string{"nts", "zts"}, Builder: "host",
-		Profile: "mysql", ProfileText: "mysqlnd, mysqli, pdo_mysql with OpenSSL and zlib; nothing else", Jobs: 8, Stages: []string{"checkout", "build", "codediff", "tests", "bench"}, ExpectNTSNoop: true}
+		Profile: "mysql", ProfileText: "mysqlnd, mysqli, pdo_mysql with OpenSSL and zlib; nothing else", Jobs: 8, Stages: []string{"checkout", "build", "codediff", "tests", "race"}, ExpectNTSNoop: true}
 }
 
 var testMachine = results.Machine{Hostname: "runner-7", CPUs: 16, CPUModel: "AMD EPYC 7763 64-Core Processor",
@@ -186,7 +186,7 @@ func Demo() *results.Result {
 			stage("codediff", results.StatusPassed, 10*time.Minute, 31400*time.Millisecond, ""),
 			stage("tests", results.StatusPassed, 10*time.Minute+32*time.Second, 9*time.Minute+4*time.Second, ""),
 			stage("race", results.StatusPassed, 19*time.Minute+36*time.Second, 45*time.Second, ""),
-			stage("bench", results.StatusNotAvailable, 0, 0, "not yet available"),
+			stage("bench", results.StatusSkipped, 0, 0, "not selected (--stages)"),
 		},
 	}
 }
@@ -305,11 +305,24 @@ func Failing() *results.Result {
 			stage("build", results.StatusFailed, 12*time.Second, 65*time.Second, "1 of 4 builds failed (master head/zts)"),
 			stage("codediff", results.StatusFailed, 77*time.Second, 9*time.Second, "master: NTS machine code changed: ext/mysqlnd/mysqlnd_statistics.o:mysqlnd_stats_init"),
 			stage("tests", results.StatusPassed, 86*time.Second, 5*time.Minute+30*time.Second, ""),
-			stage("bench", results.StatusNotAvailable, 0, 0, "not yet available"),
+			stage("bench", results.StatusSkipped, 0, 0, "not selected (--stages)"),
 		},
 	}
 	res.Stages[2].Warnings = []string{"head: ext/mysqlnd/mysqlnd_new.o: function f has no size; took 16 bytes up to the next symbol"}
+	res.Settings.Stages = selected(res.Stages)
 	return res
+}
+
+// selected are the stages a run of these stages was asked for, as its
+// settings list them: all but those skipped as not selected.
+func selected(stages []*results.StageResult) []string {
+	var names []string
+	for _, s := range stages {
+		if !(s.Status == results.StatusSkipped && s.Reason == "not selected (--stages)") {
+			names = append(names, s.Name)
+		}
+	}
+	return names
 }
 
 // Backport is a second job's: the PR's change applied to PHP-8.5,
@@ -344,10 +357,11 @@ func Backport() *results.Result {
 			stage("build", results.StatusPassed, 20*time.Second, 4*time.Minute+35*time.Second, ""),
 			stage("codediff", results.StatusPassed, 5*time.Minute, 30*time.Second, ""),
 			stage("tests", results.StatusSkipped, 0, 0, "not selected (--stages)"),
-			stage("bench", results.StatusNotAvailable, 0, 0, "not yet available"),
+			stage("bench", results.StatusSkipped, 0, 0, "not selected (--stages)"),
 		},
 	}
 	res.Targets[0].Backport.Error = "patch does not apply: 1 hunks failed: ext/mysqlnd/mysqlnd_statistics.h @@ -55,9 +55,13 @@: context does not match"
+	res.Settings.Stages = selected(res.Stages)
 	return res
 }
 
