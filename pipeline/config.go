@@ -221,12 +221,16 @@ func GitHubLogin(getenv func(string) string) string {
 }
 
 // actionsRunURL is the link to the GitHub Actions run, when there is one.
-func (c *Config) actionsRunURL() string {
-	server, repo, id := c.Getenv("GITHUB_SERVER_URL"), c.Getenv("GITHUB_REPOSITORY"), c.Getenv("GITHUB_RUN_ID")
+func (c *Config) actionsRunURL() string { return ActionsRunURL(c.Getenv) }
+
+// ActionsRunURL is the link to the GitHub Actions run the process is a job
+// of, from the environment the runner sets; "" outside Actions.
+func ActionsRunURL(getenv func(string) string) string {
+	server, repo, id := getenv("GITHUB_SERVER_URL"), getenv("GITHUB_REPOSITORY"), getenv("GITHUB_RUN_ID")
 	if server == "" || repo == "" || id == "" {
 		return ""
 	}
-	return server + "/" + repo + "/actions/runs/" + id
+	return strings.TrimSuffix(server, "/") + "/" + repo + "/actions/runs/" + id
 }
 
 // Demo reports whether the run validates the bundled demo.

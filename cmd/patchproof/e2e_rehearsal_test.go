@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,6 +153,15 @@ func TestE2ERehearsalRun(t *testing.T) {
 		"does not apply onto PHP-8.5: 1 hunk failed",
 		"`ext/mysqlnd/mysqlnd_statistics.c`", "`" + conflict.Hunk + "`",
 	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the comment lacks %q", want)
+		}
+	}
+	// Each target's artifacts linked, by this run's URL and the ids of
+	// the run's list.
+	runURL := strings.TrimSuffix(readText(t, filepath.Join(dir, "github-url")), "/api/v3/") + "/php/php-src/actions/runs/1001"
+	for i, target := range []string{"master", "PHP-8.4", "PHP-8.5"} {
+		want := fmt.Sprintf("- `%s`: [results](%s/artifacts/%d) (", target, runURL, 100100+2*i+1)
 		if !strings.Contains(body, want) {
 			t.Errorf("the comment lacks %q", want)
 		}

@@ -63,7 +63,7 @@ func planCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error
 	var ans answerOptions
 	fs.BoolVar(&ans.on, "answer", false, "answer on the PR: a pending status on the head of an accepted trigger, a reply to a refused one or to /patchproof help")
 	fs.StringVar(&ans.runID, "run-id", env("GITHUB_RUN_ID"), "the workflow run's `ID`, which orders the statuses (default $GITHUB_RUN_ID)")
-	fs.StringVar(&ans.runURL, "run-url", actionsRunURL(env), "the workflow run's `URL`, the statuses' link (default from $GITHUB_SERVER_URL, $GITHUB_REPOSITORY, $GITHUB_RUN_ID)")
+	fs.StringVar(&ans.runURL, "run-url", pipeline.ActionsRunURL(env), "the workflow run's `URL`, the statuses' link (default from $GITHUB_SERVER_URL, $GITHUB_REPOSITORY, $GITHUB_RUN_ID)")
 	fs.StringVar(&ans.login, "github-login", pipeline.GitHubLogin(env),
 		"the `LOGIN` the token posts as, where GitHub will not say (default $PATCHPROOF_GITHUB_LOGIN, else github-actions[bot] under Actions)")
 	if err := parseFlags(fs, args); err != nil {
@@ -157,15 +157,6 @@ func acknowledge(ctx context.Context, stderr io.Writer, client *github.Client, p
 	if _, err := client.SetStatus(ctx, owner, name, p.HeadSHA, st); err != nil {
 		warn(err)
 	}
-}
-
-// actionsRunURL is the link to the workflow run, when Actions says which.
-func actionsRunURL(env func(string) string) string {
-	server, repo, id := env("GITHUB_SERVER_URL"), env("GITHUB_REPOSITORY"), env("GITHUB_RUN_ID")
-	if server == "" || repo == "" || id == "" {
-		return ""
-	}
-	return server + "/" + repo + "/actions/runs/" + id
 }
 
 // writeOutputs appends the outputs to path (stdout when ""), in one write

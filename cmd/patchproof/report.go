@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/patchproof/patchproof/internal/secretenv"
 	"github.com/patchproof/patchproof/pipeline"
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/report"
@@ -45,7 +46,7 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	fs := newFlagSet("report", stdout)
 	var files listFlag
 	var cfg pipeline.Config
-	var expect, expectHead string
+	var expect, expectHead, artifacts string
 	fs.Var(&files, "merge", "a results.json `FILE` to merge (repeatable; files may also follow the flags)")
 	fs.BoolVar(&cfg.Post, "post", false, "post the summary comment and commit status on the PR")
 	fs.BoolVar(&cfg.DryRun, "dry-run", false, "print what --post would post, and post nothing (implies --post)")
@@ -55,6 +56,7 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	fs.StringVar(&cfg.Out, "out", "", "write `DIR`/summary.md instead of printing the summary")
 	fs.StringVar(&expect, "expect-targets", "", "the `TARGETS` the results must cover, one per job (comma-separated): one missing makes the report incomplete")
 	fs.StringVar(&expectHead, "expect-head", "", "the planned head `COMMIT`: with --pr and --repo, every result must be of that PR and commit, and of --expect-targets only, or nothing is posted (exit 2)")
+	fs.StringVar(&artifacts, "artifacts", "", "link each target's artifacts from `FILE`: this run's list of them as the API gives it (gh api --paginate repos/R/actions/runs/ID/artifacts); needs GITHUB_SERVER_URL, GITHUB_REPOSITORY, GITHUB_RUN_ID")
 	// Files and flags may come in any order: report --merge a.json b.json --post.
 	for {
 		if err := parseFlags(fs, args); err != nil {
@@ -93,10 +95,29 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 		}
 	}
 
+	// The results were written on machines that ran the PR's code: the link
+	// to their run is not taken from them but from this job's own
+	// environment (the same workflow run), or there is none.
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = secretenv.Getenv
+	}
+	runURL := pipeline.ActionsRunURL(getenv)
+	for _, res := range rs {
+		res.RunURL = runURL
+	}
+	var links map[string]string
+	if artifacts != "" {
+		if links, err = readArtifacts(artifacts, runURL); err != nil {
+			return err
+		}
+	}
+
 	cfg.Post = cfg.Post || cfg.DryRun
 	cfg.Stdout, cfg.Stderr = stdout, stderr
 	opt := cfg.ReportOptions()
 	opt.Expect = expected
+	opt.Artifacts = links
 	// The comment lists the runs before this one: this run's entry.
 	opt.GitHub.Entry = report.HistoryEntry(rs, expected)
 	pub, err := report.Publish(ctx, opt, rs)

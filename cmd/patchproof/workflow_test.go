@@ -87,3 +87,30 @@ func TestWorkflowBuildsDebugZTS(t *testing.T) {
 		t.Error("scripts/validate-job does not pass $VARIANTS to patchproof run")
 	}
 }
+
+// The report job lists the run's artifacts (it may read them: actions:
+// read) and hands the list to scripts/report-job, which passes it to
+// report --artifacts: the comment's links are of this run's uploads.
+func TestWorkflowReportLinksArtifacts(t *testing.T) {
+	_, rep := workflowJob(t, "report")
+	for _, want := range []string{
+		"      actions: read",
+		`gh api --paginate "repos/$GITHUB_REPOSITORY/actions/runs/$GITHUB_RUN_ID/artifacts?per_page=100"`,
+		`>"$RUNNER_TEMP/artifacts.jsonl"`,
+		"          ARTIFACTS: ${{ runner.temp }}/artifacts.jsonl",
+	} {
+		if !strings.Contains(rep, want) {
+			t.Errorf("the report job lacks %q", want)
+		}
+	}
+	if strings.Index(rep, "artifacts.jsonl\"") > strings.Index(rep, "scripts/report-job") {
+		t.Error("the report job lists the artifacts after it reports")
+	}
+	job, err := os.ReadFile(filepath.Join("..", "..", "scripts", "report-job"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(job), `links=(--artifacts "$ARTIFACTS")`) {
+		t.Error("scripts/report-job does not pass $ARTIFACTS to patchproof report --artifacts")
+	}
+}

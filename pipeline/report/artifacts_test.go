@@ -80,25 +80,48 @@ func TestCommentNamesOnlyUploadedFiles(t *testing.T) {
 // steps, relative to the run directory.
 func uploadPaths(t *testing.T, file string) []string {
 	t.Helper()
+	var paths []string
+	for _, ps := range uploadSteps(t, file) {
+		paths = append(paths, ps...)
+	}
+	return paths
+}
+
+// uploadSteps are validate.yml's actions/upload-artifact steps: each
+// artifact's name (as written, ${{ matrix.slug }} and all) and its paths
+// relative to the run directory.
+func uploadSteps(t *testing.T, file string) map[string][]string {
+	t.Helper()
 	f, err := os.Open(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
 	const out = "${{ runner.temp }}/patchproof-out/"
+	steps := map[string][]string{}
+	var name string
 	var paths []string
 	inUpload, inPath := false, false
+	end := func() {
+		if inUpload && name != "" {
+			steps[name] = append(steps[name], paths...)
+		}
+		name, paths, inUpload, inPath = "", nil, false, false
+	}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		switch {
 		case strings.HasPrefix(line, "- "):
-			inUpload, inPath = false, false
+			end()
 			if strings.Contains(line, "uses: actions/upload-artifact@") {
 				inUpload = true
 			}
 		case strings.HasPrefix(line, "uses: actions/upload-artifact@"):
 			inUpload = true
+		case inUpload && strings.HasPrefix(line, "name:"):
+			name = strings.TrimSpace(strings.TrimPrefix(line, "name:"))
+			inPath = false
 		case inUpload && strings.HasPrefix(line, "path:"):
 			v := strings.TrimSpace(strings.TrimPrefix(line, "path:"))
 			if v == "|" {
@@ -112,10 +135,11 @@ func uploadPaths(t *testing.T, file string) []string {
 			inPath = false
 		}
 	}
-	if len(paths) == 0 {
+	end()
+	if len(steps) == 0 {
 		t.Fatalf("%s uploads nothing under %s", file, out)
 	}
-	return paths
+	return steps
 }
 
 // uploaded says whether a path of the run directory is covered by one of
@@ -149,5 +173,72 @@ func TestUploaded(t *testing.T) {
 		if got := uploaded(ps, path); got != want {
 			t.Errorf("uploaded(%q) = %v, want %v", path, got, want)
 		}
+	}
+}
+
+// exampleOf is a run-directory path of each file or pattern the artifact
+// links say an artifact holds.
+var exampleOf = map[string]string{
+	"results.json":    "results.json",
+	"summary.md":      "summary.md",
+	"junit.xml":       "junit.xml",
+	"bench.txt":       "bench.txt",
+	"bench.json":      "bench/PHP-8.2/bench.json",
+	"sweep.svg":       "bench/PHP-8.2/sweep.svg",
+	"flamegraph.svg":  "bench/PHP-8.2/profile/base-on/flamegraph.svg",
+	"*.tsan.log":      "race/PHP-8.2/tsan/head.tsan.log",
+	"error.log":       "bench/PHP-8.2/cpu/round-01/base-off/error.log",
+	"logs/":           "logs/build-PHP-8.2-base-nts.log",
+}
+
+// Each target's artifact links (with the run's list of artifacts, as the
+// report job reads it) name artifacts validate.yml uploads, and each file
+// a link says its artifact holds is in that upload's paths; on the real
+// demo's results, shrunk as the comment is and not.
+func TestArtifactLinksMatchUploads(t *testing.T) {
+	steps := uploadSteps(t, filepath.Join("..", "..", ".github", "workflows", "validate.yml"))
+	rs := []*results.Result{readReal(t, "demo")}
+	links := map[string]string{}
+	for _, k := range artifactKinds {
+		links["patchproof-"+k.kind+"-PHP-8.2"] = "https://github.example/o/r/actions/runs/9/artifacts/" + k.kind
+	}
+	linkRE := regexp.MustCompile(`\[(results|evidence|logs)\]\((\S+)\) \(([^)]*)\)`)
+	for _, level := range []int{levelFull, levelNoSamples, levelVerdicts} {
+		var b bytes.Buffer
+		if err := renderSummary(&b, rs, renderOptions{level: level, artifacts: links}); err != nil {
+			t.Fatal(err)
+		}
+		found := linkRE.FindAllStringSubmatch(b.String(), -1)
+		if len(found) != len(artifactKinds) {
+			t.Fatalf("level %d: %d artifact links, want %d:\n%s", level, len(found), len(artifactKinds), b.String())
+		}
+		for _, m := range found {
+			kind, url, holds := m[1], m[2], m[3]
+			if url != links["patchproof-"+kind+"-PHP-8.2"] {
+				t.Errorf("the %s link is %s", kind, url)
+			}
+			paths, ok := steps["patchproof-"+kind+"-${{ matrix.slug }}"]
+			if !ok {
+				t.Errorf("validate.yml uploads no artifact patchproof-%s-${{ matrix.slug }} (%v)", kind, steps)
+				continue
+			}
+			for _, f := range regexp.MustCompile("`([^`]+)`").FindAllStringSubmatch(holds, -1) {
+				ex, ok := exampleOf[f[1]]
+				if !ok {
+					t.Errorf("the %s link names %q, which exampleOf does not place in the run directory", kind, f[1])
+					continue
+				}
+				if !uploaded(paths, ex) {
+					t.Errorf("the %s link says it holds %s (%s), which its upload's paths %q do not cover", kind, f[1], ex, paths)
+				}
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := renderSummary(&b, rs, renderOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if linkRE.MatchString(b.String()) {
+		t.Error("artifact links without the run's list of artifacts")
 	}
 }

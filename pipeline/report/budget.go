@@ -37,11 +37,12 @@ const (
 // commentBody is the summary as a comment: the least shrunk that fits the
 // budget, and as a last resort cut at a block boundary outside any table,
 // code block or <details>, so that what is left still renders.
-func commentBody(rs []*results.Result, expect []string) (string, error) {
+func commentBody(rs []*results.Result, opt renderOptions) (string, error) {
 	var s string
 	for level := levelNoSamples; level <= levelLast; level++ {
 		var b strings.Builder
-		if err := renderSummary(&b, rs, renderOptions{level: level, expect: expect}); err != nil {
+		opt.level = level
+		if err := renderSummary(&b, rs, opt); err != nil {
 			return "", err
 		}
 		s = b.String()

@@ -32,7 +32,14 @@ func checkBudget(t *testing.T, rs []*results.Result, names []string) {
 	if err := RenderSummary(&full, rs); err != nil {
 		t.Fatal(err)
 	}
-	body, err := commentBody(rs, names)
+	// Each target's artifacts linked, as the report job links them.
+	links := map[string]string{}
+	for i, name := range names {
+		for _, k := range artifactKinds {
+			links["patchproof-"+k.kind+"-"+results.Slug(name)] = fmt.Sprintf("https://github.com/patchproof/patchproof/actions/runs/19283746501/artifacts/40123456%02d", i)
+		}
+	}
+	body, err := commentBody(rs, renderOptions{expect: names, artifacts: links})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,6 +47,15 @@ func checkBudget(t *testing.T, rs []*results.Result, names []string) {
 	t.Logf("summary.md %d characters, comment %d", utf8.RuneCount(full.Bytes()), n)
 	if n > bodyBudget {
 		t.Errorf("the comment is %d characters, over %d (%d less the history's %d)", n, bodyBudget, commentBudget, HistoryReserve)
+	}
+	// It fits by shrinking, never by the last resort's cut.
+	if strings.Contains(body, "(cut here:") {
+		t.Error("the comment was cut to fit its budget")
+	}
+	for _, name := range names {
+		if !strings.Contains(body, "- `"+name+"`: [results](") {
+			t.Errorf("the comment lacks %s's artifact links", name)
+		}
 	}
 	checkComment(t, body, names)
 }
@@ -122,7 +138,7 @@ func TestVerdictBlockFirst(t *testing.T) {
 	if err := RenderSummary(&full, rs); err != nil {
 		t.Fatal(err)
 	}
-	body, err := commentBody(rs, nil)
+	body, err := commentBody(rs, renderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -70,7 +70,7 @@ func post(ctx context.Context, opt Options, rs []*results.Result, body string, p
 		return fmt.Errorf("post: %w", prErr)
 	}
 
-	comment, err := commentBody(rs, opt.Expect)
+	comment, err := commentBody(rs, opt.render())
 	if err != nil {
 		return err
 	}

@@ -50,6 +50,10 @@ type Options struct {
 	// target none of them has makes the report incomplete, as a job that
 	// died reads.
 	Expect []string
+	// Artifacts link the run's artifacts by name (patchproof-KIND-SLUG:
+	// results, evidence and logs of each target's job) to their pages,
+	// for the comment to link; nil names them without links.
+	Artifacts map[string]string
 }
 
 func (o Options) withDefaults() Options {
@@ -57,6 +61,11 @@ func (o Options) withDefaults() Options {
 		o.Stdout = io.Discard
 	}
 	return o
+}
+
+// render are the rendering options of the summary.
+func (o Options) render() renderOptions {
+	return renderOptions{expect: o.Expect, artifacts: o.Artifacts}
 }
 
 // Published says where a summary went.
@@ -105,7 +114,7 @@ func Publish(ctx context.Context, opt Options, rs []*results.Result) (*Published
 	opt = opt.withDefaults()
 	pub := &Published{Verdict: results.Expecting(rs, opt.Expect)}
 	var body bytes.Buffer
-	if err := renderSummary(&body, rs, renderOptions{expect: opt.Expect}); err != nil {
+	if err := renderSummary(&body, rs, opt.render()); err != nil {
 		return pub, err
 	}
 	if opt.Out != "" {

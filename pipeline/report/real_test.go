@@ -64,7 +64,7 @@ func TestRealGoldens(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden.Check(t, filepath.Join("testdata", "real", name+".md"), b.Bytes())
-			body, err := commentBody(rs, nil)
+			body, err := commentBody(rs, renderOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

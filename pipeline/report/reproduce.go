@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -131,4 +132,38 @@ func (p *summaryWriter) artifactsLine(rs []*results.Result) {
 		}
 	}
 	p.f("%s hold %s, and the stages' logs.\n\n", where, strings.Join(files, ", "))
+	if links := p.artifactLinks(results.SortedTargets(rs)); links != "" {
+		p.f("%s\n", links)
+	}
+}
+
+// artifactKinds are a validate job's three uploads (validate.yml:
+// patchproof-KIND-SLUG) and what each holds, in the run directory's names
+// (a test holds them to the upload steps' paths).
+var artifactKinds = []struct{ kind, holds string }{
+	{"results", "`results.json`, `summary.md`, `junit.xml`, `bench.txt`"},
+	{"evidence", "`bench.json`, `sweep.svg`, `flamegraph.svg`, `*.tsan.log`, `error.log`"},
+	{"logs", "`logs/`"},
+}
+
+// artifactLinks lists, a line per target, the links to its job's
+// artifacts (renderOptions.artifacts); "" when there are none. A zip's
+// files have no links of their own: the artifact's page is the finest.
+func (p *summaryWriter) artifactLinks(targets []results.JobTarget) string {
+	if len(p.opt.artifacts) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, t := range targets {
+		var parts []string
+		for _, k := range artifactKinds {
+			if u, ok := p.opt.artifacts["patchproof-"+k.kind+"-"+results.Slug(t.Name)]; ok {
+				parts = append(parts, fmt.Sprintf("[%s](%s) (%s)", k.kind, u, k.holds))
+			}
+		}
+		if len(parts) > 0 {
+			fmt.Fprintf(&b, "- %s: %s\n", markdown.Code(t.Name), strings.Join(parts, " · "))
+		}
+	}
+	return b.String()
 }

@@ -28,6 +28,8 @@ type renderOptions struct {
 	level int
 	// expect are the targets the results must cover (Options.Expect).
 	expect []string
+	// artifacts link the run's artifacts by name (Options.Artifacts).
+	artifacts map[string]string
 }
 
 func renderSummary(w io.Writer, rs []*results.Result, opt renderOptions) error {

@@ -145,7 +145,7 @@ func TestCommentBodyFitsGitHub(t *testing.T) {
 	if err := RenderSummary(&full, []*results.Result{res}); err != nil {
 		t.Fatal(err)
 	}
-	body, err := commentBody([]*results.Result{res}, nil)
+	body, err := commentBody([]*results.Result{res}, renderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func TestCommentDefangsWhatThePRControls(t *testing.T) {
 	if err := RenderSummary(&summary, []*results.Result{res}); err != nil {
 		t.Fatal(err)
 	}
-	comment, err := commentBody([]*results.Result{res}, nil)
+	comment, err := commentBody([]*results.Result{res}, renderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

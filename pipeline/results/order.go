@@ -87,3 +87,8 @@ func targetRank(name string) (int, []int) {
 	}
 	return 2, nil
 }
+
+// Slug is a target's name as a job's artifacts are named by it
+// (patchproof-results-SLUG): a branch name with its slashes made
+// underscores, which artifact names cannot hold.
+func Slug(target string) string { return strings.ReplaceAll(target, "/", "_") }

@@ -56,6 +56,7 @@ import (
 
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/pipeline/github"
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 // Defaults of [Options], in one place.
@@ -459,7 +460,7 @@ func (p *Plan) Outputs() string {
 		Include []entry `json:"include"`
 	}{Include: []entry{}}
 	for _, t := range p.Targets {
-		matrix.Include = append(matrix.Include, entry{t, strings.ReplaceAll(t, "/", "_")})
+		matrix.Include = append(matrix.Include, entry{t, results.Slug(t)})
 	}
 	owner, name, _ := strings.Cut(p.Repo, "/")
 	var b strings.Builder
