@@ -8,6 +8,7 @@ import (
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"net/http"
 	"os"
@@ -26,6 +27,7 @@ import (
 	"github.com/patchproof/patchproof/verify/verdict"
 	"github.com/patchproof/patchproof/workloads/bench"
 	"github.com/patchproof/patchproof/workloads/concurrency"
+	"github.com/patchproof/patchproof/workloads/phptests"
 )
 
 // The end-to-end tests read the run that scripts/test makes first: the real
@@ -270,6 +272,35 @@ func TestE2EPostedByRun(t *testing.T) {
 // builders' TestBuildCompileError shows it on a small tree, and costs four
 // minutes of CI here).
 func TestE2ECompileError(t *testing.T) {
+	const changed = "ext/mysqlnd/mysqlnd_statistics.c"
+	const broken = 206 // the sprintf of mysqlnd_fill_stats_hash
+	got, base, err := deriveHead(t, "broken", []string{changed}, func(src string) {
+		file := filepath.Join(src, changed)
+		code, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(string(code), "\n")
+		lines[broken-1] = "\tthis is not C;"
+		os.WriteFile(file, []byte(strings.Join(lines, "\n")), 0o644)
+	})
+	if !errors.Is(err, builders.ErrBuildFailed) {
+		t.Fatalf("Build = %v, want a failed build", err)
+	}
+	if len(got.Errors) == 0 || got.Errors[0].File != changed || got.Errors[0].Line != broken {
+		t.Errorf("errors = %+v, want %s:%d first", got.Errors, changed, broken)
+	}
+	if got.DerivedFrom != base.Key {
+		t.Errorf("derived from %q, want the base's %s: the test would not be the build stage's path", got.DerivedFrom, base.Key)
+	}
+}
+
+// deriveHead builds a head NTS build the way the build stage builds one:
+// a copy of the demo's base tree, changed by edit (the files changed), derived
+// from the demo's base NTS build. It returns the build, the base's and the
+// build's error.
+func deriveHead(t *testing.T, name string, changed []string, edit func(src string)) (*builders.Build, *builders.Build, error) {
+	t.Helper()
 	res, out := e2eResult(t)
 	trees, _ := filepath.Glob(filepath.Join(out, "src", "PHP-8.2-base-*"))
 	if len(trees) != 1 {
@@ -288,16 +319,7 @@ func TestE2ECompileError(t *testing.T) {
 	if out, err := exec.Command("cp", "-a", trees[0], src).CombinedOutput(); err != nil {
 		t.Fatalf("cp: %v: %s", err, out)
 	}
-	const changed = "ext/mysqlnd/mysqlnd_statistics.c"
-	file := filepath.Join(src, changed)
-	code, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(code), "\n")
-	const broken = 206 // the sprintf of mysqlnd_fill_stats_hash
-	lines[broken-1] = "\tthis is not C;"
-	os.WriteFile(file, []byte(strings.Join(lines, "\n")), 0o644)
+	edit(src)
 
 	cache, _ := os.UserCacheDir()
 	if d := os.Getenv("PATCHPROOF_CACHE"); d != "" {
@@ -308,18 +330,67 @@ func TestE2ECompileError(t *testing.T) {
 	b := &builders.Builder{Exec: &builders.Host{}, CacheDir: cache, CCache: true}
 	var log bytes.Buffer
 	got, err := b.Build(context.Background(), builders.Spec{
-		Label: "broken/nts", Side: side.Head, Source: src, TreeHash: "broken-e2e", Variant: builders.NTS,
-		Profile: builders.ProfileMySQL, Jobs: 2, Log: &log, From: base, Changed: []string{changed},
+		Label: name + "/nts", Side: side.Head, Source: src, TreeHash: name + "-e2e", Variant: builders.NTS,
+		Profile: builders.ProfileMySQL, Jobs: 2, Log: &log, From: base, Changed: changed,
 	})
-	if !errors.Is(err, builders.ErrBuildFailed) {
-		t.Fatalf("Build = %v, want a failed build", err)
+	return got, base, err
+}
+
+// A head whose run-tests.php is a link to a host file (a runner's
+// credentials, say): its build, made as the build stage makes it (derived,
+// the link kept as a link), is refused when its files are digested, with
+// the link named and the file never read. And were such a link in a build
+// tree (a second line of defence, shown on a copy of the demo's real base
+// build), the suites refuse to run: the harness is read beneath the
+// tree, so the file's text reaches neither the copy the suites would run,
+// nor the error, nor the log.
+func TestE2EHarnessLinkRefused(t *testing.T) {
+	secret := filepath.Join(t.TempDir(), "credentials")
+	const text = "SECRET-runner-credentials-0f9e8d7c"
+	if err := os.WriteFile(secret, []byte("<?php echo '"+text+"';\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
-	if len(got.Errors) == 0 || got.Errors[0].File != changed || got.Errors[0].Line != broken {
-		t.Errorf("errors = %+v, want %s:%d first", got.Errors, changed, broken)
+	link := func(dir string) {
+		harness := filepath.Join(dir, "run-tests.php")
+		if err := os.Remove(harness); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(secret, harness); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if got.DerivedFrom != base.Key {
-		t.Errorf("derived from %q, want the base's %s: the test would not be the build stage's path", got.DerivedFrom, base.Key)
+	got, base, err := deriveHead(t, "harness-link", []string{"run-tests.php"}, link)
+	if !errors.Is(err, builders.ErrBuildFailed) || !strings.Contains(err.Error(), "run-tests.php: a symlink") {
+		t.Errorf("Build = %v, want a failed build naming the link", err)
 	}
+	if got != nil && (strings.Contains(got.Failure, text) || strings.Contains(fmt.Sprint(got.Errors), text)) {
+		t.Errorf("the host file's text reached the build's result: %+v", got)
+	}
+
+	// The tree of a real build, with the link planted.
+	tree := filepath.Join(t.TempDir(), "build")
+	if out, err := exec.Command("cp", "-a", base.Dir, tree).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
+	link(tree)
+	work := t.TempDir()
+	var log bytes.Buffer
+	_, err = phptests.Run(context.Background(), phptests.Options{PHP: filepath.Join(tree, "sapi", "cli", "php"), SrcDir: tree, WorkDir: work, Log: &log})
+	if err == nil || !strings.Contains(err.Error(), "run-tests.php") {
+		t.Fatalf("Run = %v, want an error naming run-tests.php", err)
+	}
+	if strings.Contains(err.Error(), text) || strings.Contains(log.String(), text) {
+		t.Errorf("the host file's text reached the error or the log: %v\n%s", err, log.String())
+	}
+	filepath.WalkDir(work, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(text)) {
+				t.Errorf("%s holds the host file's text", path)
+			}
+		}
+		return nil
+	})
+	t.Logf("the suites refused: %v", err)
 }
 
 // The suites ran on all four builds against MariaDB, and the change
