@@ -179,16 +179,16 @@ func TestUploaded(t *testing.T) {
 // exampleOf is a run-directory path of each file or pattern the artifact
 // links say an artifact holds.
 var exampleOf = map[string]string{
-	"results.json":    "results.json",
-	"summary.md":      "summary.md",
-	"junit.xml":       "junit.xml",
-	"bench.txt":       "bench.txt",
-	"bench.json":      "bench/PHP-8.2/bench.json",
-	"sweep.svg":       "bench/PHP-8.2/sweep.svg",
-	"flamegraph.svg":  "bench/PHP-8.2/profile/base-on/flamegraph.svg",
-	"*.tsan.log":      "race/PHP-8.2/tsan/head.tsan.log",
-	"error.log":       "bench/PHP-8.2/cpu/round-01/base-off/error.log",
-	"logs/":           "logs/build-PHP-8.2-base-nts.log",
+	"results.json":   "results.json",
+	"summary.md":     "summary.md",
+	"junit.xml":      "junit.xml",
+	"bench.txt":      "bench.txt",
+	"bench.json":     "bench/PHP-8.2/bench.json",
+	"sweep.svg":      "bench/PHP-8.2/sweep.svg",
+	"flamegraph.svg": "bench/PHP-8.2/profile/base-on/flamegraph.svg",
+	"*.tsan.log":     "race/PHP-8.2/tsan/head.tsan.log",
+	"error.log":      "bench/PHP-8.2/cpu/round-01/base-off/error.log",
+	"logs/":          "logs/build-PHP-8.2-base-nts.log",
 }
 
 // Each target's artifact links (with the run's list of artifacts, as the
