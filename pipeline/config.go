@@ -38,9 +38,13 @@ type Config struct {
 	// moved since is bad input, found before anything is built.
 	ExpectHead string
 
-	BackportTo []string          // branches to apply the change to (PHP-8.4, ...)
-	Target     string            // run only this target of the plan (one CI job per target)
-	Backports  map[string]string // branch -> an explicit backport ref
+	BackportTo []string // branches to apply the change to (PHP-8.4, ...)
+	// MergeUp are the higher branches a change to the lowest one is merged
+	// up into, in order, as php-src merges PHP-8.4 into PHP-8.5 and that
+	// into master: each a target of the change merged so.
+	MergeUp   []string
+	Target    string            // run only this target of the plan (one CI job per target)
+	Backports map[string]string // branch -> an explicit backport ref
 
 	Variants []builders.Variant    // nts, zts (builders.ParseVariant)
 	Builder  builders.ExecutorKind // host or docker
@@ -335,6 +339,17 @@ func (c *Config) validate() error {
 			return &results.InputError{Input: "--backport-to " + strings.Join(c.BackportTo, ","), Err: fmt.Errorf("%q is listed twice", b)}
 		}
 	}
+	for i, b := range c.MergeUp {
+		input := "--merge-up " + strings.Join(c.MergeUp, ",")
+		switch {
+		case slices.Contains(c.MergeUp[:i], b):
+			return &results.InputError{Input: input, Err: fmt.Errorf("%q is listed twice", b)}
+		case slices.Contains(c.BackportTo, b):
+			return &results.InputError{Input: input, Err: fmt.Errorf("%q is in --backport-to too: a branch the change is taken to one way", b)}
+		case b == c.Base:
+			return &results.InputError{Input: input, Err: fmt.Errorf("%q is the base branch itself", b)}
+		}
+	}
 	if c.RaceRequests < 0 || (c.RaceRequests > 0 && c.RaceRequests < MinRaceRequests) {
 		return &results.InputError{Input: fmt.Sprintf("--race-requests %d", c.RaceRequests), Err: fmt.Errorf("want at least %d (0: the default)", MinRaceRequests)}
 	}
@@ -471,6 +486,9 @@ func (c *Config) validateRefs() error {
 	}
 	for _, b := range c.BackportTo {
 		refs = append(refs, given{"--backport-to " + strings.Join(c.BackportTo, ","), b})
+	}
+	for _, b := range c.MergeUp {
+		refs = append(refs, given{"--merge-up " + strings.Join(c.MergeUp, ","), b})
 	}
 	for _, b := range slices.Sorted(maps.Keys(c.Backports)) {
 		input := "--backport " + b + "=" + c.Backports[b]

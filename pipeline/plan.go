@@ -44,6 +44,7 @@ func plan(ctx context.Context, cfg *Config, cache string, log io.Writer) ([]*Tar
 	}
 	refs := []string{base, head}
 	refs = append(refs, cfg.BackportTo...)
+	refs = append(refs, cfg.MergeUp...)
 	for _, ref := range cfg.Backports {
 		refs = append(refs, ref)
 	}
@@ -74,7 +75,12 @@ func plan(ctx context.Context, cfg *Config, cache string, log io.Writer) ([]*Tar
 		repo.Close()
 		return nil, err
 	}
-	targets := append([]*Target{t}, backports...)
+	mergeUps, err := planMergeUp(cfg, t)
+	if err != nil {
+		repo.Close()
+		return nil, err
+	}
+	targets := append(append([]*Target{t}, backports...), mergeUps...)
 	if cfg.Target != "" {
 		var picked []*Target
 		for _, t := range targets {

@@ -46,7 +46,8 @@ func commit(t *testing.T, r *git.Repository, parent plumbing.Hash, files map[str
 }
 
 // backportRepo has master, a PR on master, a PHP-8.4 branch where the
-// change applies at an offset, and a PHP-8.5 branch where it conflicts.
+// change applies at an offset, a PHP-8.5 branch where it conflicts, and a
+// PHP-8.3 branch where only a three-way merge takes it.
 func backportRepo(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "php-src.git")
@@ -63,8 +64,12 @@ func backportRepo(t *testing.T) string {
 	pr := commit(t, r, root, files(strings.Replace(stats, "lock(s)", "atomic_add(s)", 1)))
 	php84 := commit(t, r, root, files("new 1\nnew 2\n"+stats))
 	php85 := commit(t, r, root, files(strings.Replace(stats, "lock(s)", "other_lock(s)", 1)))
+	// A line of the change's context changed: the patch does not apply,
+	// a three-way merge does.
+	php83 := commit(t, r, root, files(strings.Replace(stats, "a\n", "A\n", 1)))
 	for name, h := range map[string]plumbing.Hash{
 		"refs/heads/master": master, "refs/pull/9/head": pr, "refs/heads/PHP-8.4": php84, "refs/heads/PHP-8.5": php85,
+		"refs/heads/PHP-8.3": php83,
 	} {
 		if err := r.Storer.SetReference(plumbing.NewHashReference(plumbing.ReferenceName(name), h)); err != nil {
 			t.Fatal(err)
@@ -77,32 +82,37 @@ func TestBackports(t *testing.T) {
 	repo := backportRepo(t)
 	out := t.TempDir()
 	res, err := Execute(context.Background(), Config{
-		Repo: repo, PR: 9, Base: "master", BackportTo: []string{"PHP-8.4", "PHP-8.5"},
+		Repo: repo, PR: 9, Base: "master", BackportTo: []string{"PHP-8.3", "PHP-8.4", "PHP-8.5"},
 		Stages: selectStages("checkout"), Out: out, Cache: t.TempDir(),
 	})
 	if !errors.Is(err, results.ErrCheckFailed) {
 		t.Fatalf("Execute = %v, want a failed check (a backport conflicts)", err)
 	}
 	type row struct {
-		Name    string
-		Applied bool
-		Trees   bool
-		Files   []string
+		Name     string
+		Applied  bool
+		Trees    bool
+		Merged   []string
+		Files    []string
+		ThreeWay bool
 	}
 	var got []row
 	for _, tr := range res.Targets {
 		r := row{Name: tr.Name, Trees: tr.Trees.Head != "", Applied: tr.Backport == nil || tr.Backport.Applied}
-		if tr.Backport != nil {
-			for _, c := range tr.Backport.Conflicts {
-				r.Files = append(r.Files, c.File+" "+c.Hunk)
+		if bp := tr.Backport; bp != nil {
+			r.Merged, r.ThreeWay = bp.Merged, bp.ThreeWay
+			for _, c := range bp.Conflicts {
+				r.Files = append(r.Files, c.File+" "+c.Hunk+": "+strings.TrimSpace(c.Branch)+" | "+strings.TrimSpace(c.Change))
 			}
 		}
 		got = append(got, r)
 	}
 	want := []row{
 		{Name: "master", Applied: true, Trees: true},
+		{Name: "PHP-8.3", Applied: true, Trees: true, Merged: []string{"ext/mysqlnd/mysqlnd_statistics.h"}},
 		{Name: "PHP-8.4", Applied: true, Trees: true},
-		{Name: "PHP-8.5", Applied: false, Trees: false, Files: []string{"ext/mysqlnd/mysqlnd_statistics.h @@ -1,5 +1,5 @@"}},
+		{Name: "PHP-8.5", Applied: false, Trees: false, ThreeWay: true,
+			Files: []string{"ext/mysqlnd/mysqlnd_statistics.h line 3: #define LOCK(s) other_lock(s) | #define LOCK(s) atomic_add(s)"}},
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("targets (-want +got):\n%s", d)

@@ -129,16 +129,21 @@ func TestE2ERehearsalRun(t *testing.T) {
 	if tg := art("master").Targets[0]; tg.Head.Commit != head || tg.Base.Ref != "master" {
 		t.Errorf("master: head %s base %s, want %s on master", tg.Head.Commit, tg.Base.Ref, head)
 	}
-	if bp := art("PHP-8.4").Targets[0].Backport; bp == nil || !bp.Applied || bp.FromCommit != head {
-		t.Errorf("PHP-8.4: backport %+v, want applied (at an offset) from %s", bp, head)
+	// On PHP-8.4 a line of the change's context differs: the patch does
+	// not apply, the three-way merge (git cherry-pick's) takes it.
+	const stats = "ext/mysqlnd/mysqlnd_statistics.c"
+	if bp := art("PHP-8.4").Targets[0].Backport; bp == nil || !bp.Applied || bp.FromCommit != head || len(bp.Merged) != 1 || bp.Merged[0] != stats {
+		t.Errorf("PHP-8.4: backport %+v, want %s from %s merged three ways", bp, stats, head)
 	}
+	// On PHP-8.5 a line the change removes was reworded: a true conflict,
+	// reported with both sides.
 	bp := art("PHP-8.5").Targets[0].Backport
-	if bp == nil || bp.Applied || len(bp.Conflicts) != 1 {
-		t.Fatalf("PHP-8.5: backport %+v, want one conflicting hunk", bp)
+	if bp == nil || bp.Applied || !bp.ThreeWay || len(bp.Conflicts) != 1 {
+		t.Fatalf("PHP-8.5: backport %+v, want one three-way conflict", bp)
 	}
 	conflict := bp.Conflicts[0]
-	if conflict.File != "ext/mysqlnd/mysqlnd_statistics.c" || !strings.HasPrefix(conflict.Hunk, "@@ -228,11 +238,7 @@") {
-		t.Errorf("PHP-8.5: conflict %+v, want ext/mysqlnd/mysqlnd_statistics.c @@ -228,11 +238,7 @@", conflict)
+	if conflict.File != stats || conflict.Hunk != "line 235" || !strings.Contains(conflict.Branch, "the counters go first") || conflict.Change != "" {
+		t.Errorf("PHP-8.5: conflict %+v, want %s at line 235: the branch's reworded comment against the change's removal", conflict, stats)
 	}
 
 	var comments []apiComment
@@ -149,9 +154,10 @@ func TestE2ERehearsalRun(t *testing.T) {
 	body := comments[0].Body
 	for _, want := range []string{
 		"run=1001", "### master", "### PHP-8.4", "### PHP-8.5",
-		"applies cleanly onto PHP-8.4",
-		"does not apply onto PHP-8.5: 1 hunk failed",
-		"`ext/mysqlnd/mysqlnd_statistics.c`", "`" + conflict.Hunk + "`",
+		"does not apply onto PHP-8.4 as a patch; merged three ways, as git cherry-pick does (resolved: `" + stats + "`)",
+		"conflicts with PHP-8.5, as a patch and merged three ways: 1 conflict",
+		"| `" + stats + "` | line 235 | `\t/* the counters go first: mnd_free would reference LOCK_access */` | (nothing) |",
+		"PHP-8.4 ✅ merged (three-way)", "PHP-8.5 ❌ 1 conflict",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the comment lacks %q", want)

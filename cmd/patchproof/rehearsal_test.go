@@ -184,8 +184,9 @@ func TestRehearsalJobs(t *testing.T) {
 		t.Fatalf("PHP-8.5: exit %d, want 1 (the backport does not apply): %s", code, msg)
 	}
 	bp := read(out85).Targets[0].Backport
-	if bp == nil || bp.Applied || len(bp.Conflicts) != 1 || bp.Conflicts[0].File != "ext/mysqlnd/statistics.h" || bp.Conflicts[0].Hunk != "@@ -1,3 +1,3 @@" {
-		t.Errorf("PHP-8.5: backport %+v, want one conflict in ext/mysqlnd/statistics.h @@ -1,3 +1,3 @@", bp)
+	if bp == nil || bp.Applied || !bp.ThreeWay || len(bp.Conflicts) != 1 || bp.Conflicts[0].File != "ext/mysqlnd/statistics.h" || bp.Conflicts[0].Hunk != "line 2" ||
+		bp.Conflicts[0].Branch == "" || bp.Conflicts[0].Change == "" {
+		t.Errorf("PHP-8.5: backport %+v, want one three-way conflict in ext/mysqlnd/statistics.h at line 2, with both sides", bp)
 	}
 	if n := f.PackBytes() - cold; n != 0 {
 		t.Errorf("the warm jobs fetched %d bytes, want none: nothing was pushed", n)

@@ -19,7 +19,7 @@ import (
 func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("run", stdout)
 	var cfg pipeline.Config
-	var variants, stages, backportTo, builder, profile, benchMode string
+	var variants, stages, backportTo, mergeUp, builder, profile, benchMode string
 	backports := backportFlag{}
 	fs.IntVar(&cfg.PR, "pr", 0, "validate pull request `N` of --repo (default "+pipeline.DefaultRepo+")")
 	fs.StringVar(&cfg.Repo, "repo", "", "repository `URL|PATH` (default: the bundled demo)")
@@ -27,6 +27,7 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&cfg.Head, "head", "", "head `REF` (with --pr: refs/pull/N/head)")
 	fs.StringVar(&cfg.ExpectHead, "expect-head", "", "the `COMMIT` the head must be once fetched, as planned: a head that moved since is refused (exit 2)")
 	fs.StringVar(&backportTo, "backport-to", "", "apply the change to these `BRANCHES` too (comma-separated)")
+	fs.StringVar(&mergeUp, "merge-up", "", "merge the change up into these higher `BRANCHES`, in order, as php-src's merge-up does (for a PR on the lowest branch: PHP-8.5,master)")
 	fs.StringVar(&cfg.Target, "target", "", "run only the target `NAME` of the plan (a base branch), as one CI job of several")
 	fs.Var(backports, "backport", "an explicit backport `BRANCH=REF` (repeatable)")
 	fs.StringVar(&variants, "variants", "nts,zts", "`VARIANTS` to build: nts, zts, and for the suites debug-zts (--enable-debug, as php-src CI's debug ZTS job) and debug-zts-asan (with AddressSanitizer: run-tests --asan)")
@@ -115,6 +116,9 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		if cfg.CacheMax, err = parseSize("--cache-max", cacheMax); err != nil {
 			return err
 		}
+	}
+	if cfg.MergeUp, err = splitList("--merge-up", mergeUp, true); err != nil {
+		return err
 	}
 	if cfg.BackportTo, err = splitList("--backport-to", backportTo, true); err != nil {
 		return err

@@ -14,22 +14,41 @@ import (
 	"github.com/go-git/go-git/v5/plumbing/storer"
 )
 
-// HunkConflict is one hunk of a patch that did not apply.
+// HunkConflict is one hunk of a patch that did not apply, or one region of
+// a file a three-way merge could not resolve.
 type HunkConflict struct {
-	File   string `json:"file"`
-	Hunk   string `json:"hunk"` // its header: "@@ -203,7 +203,11 @@ ..."
+	File string `json:"file"`
+	// Hunk is where: a patch hunk's header ("@@ -203,7 +203,11 @@ ..."),
+	// or a merge's "line N" of the merge-base's file.
+	Hunk   string `json:"hunk"`
 	Reason string `json:"reason"`
+	// Branch and Change are a merge conflict's two sides: the lines the
+	// target branch has there and the lines the change has, each cut to
+	// a few (BranchLines and ChangeLines are how many there are).
+	Branch      string `json:"branch,omitempty"`
+	Change      string `json:"change,omitempty"`
+	BranchLines int    `json:"branch_lines,omitempty"`
+	ChangeLines int    `json:"change_lines,omitempty"`
 }
 
-// ConflictError says which files and hunks of a patch did not apply.
+// ConflictError says which files and hunks of a patch did not apply, or,
+// ThreeWay, which regions a three-way merge could not resolve.
 type ConflictError struct {
 	Conflicts []HunkConflict
+	ThreeWay  bool
 }
 
 func (e *ConflictError) Error() string {
 	var parts []string
 	for _, c := range e.Conflicts {
 		parts = append(parts, strings.TrimSpace(c.File+" "+c.Hunk)+": "+c.Reason)
+	}
+	if e.ThreeWay {
+		regions := "regions"
+		if len(e.Conflicts) == 1 {
+			regions = "region"
+		}
+		return fmt.Sprintf("merge conflicts: %d %s: %s", len(e.Conflicts), regions, strings.Join(parts, "; "))
 	}
 	return fmt.Sprintf("patch does not apply: %d hunks failed: %s", len(e.Conflicts), strings.Join(parts, "; "))
 }

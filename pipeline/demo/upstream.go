@@ -50,8 +50,9 @@ var (
 )
 
 // ReleaseBranches are the upstream's release branches: on PHP-8.4 the
-// demo's change applies at an offset, on PHP-8.5 (branched from PHP-8.4)
-// one of its hunks conflicts.
+// demo's change does not apply as a patch (a line of its context differs)
+// and merges three ways, as git cherry-pick takes it; on PHP-8.5
+// (branched from PHP-8.4) a line it removes was reworded: a conflict.
 var ReleaseBranches = []Divergence{
 	{Branch: "PHP-8.4", From: UpstreamMaster, Patch: php84Patch},
 	{Branch: "PHP-8.5", From: "PHP-8.4", Patch: php85Patch},

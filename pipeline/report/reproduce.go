@@ -37,7 +37,9 @@ func reproduce(res *results.Result, t results.JobTarget) string {
 		args = append(args, "--repo", s.Repo, "--base", base, "--head", head)
 	}
 	if bp := t.Backport; bp != nil {
-		if bp.Explicit != "" {
+		if bp.MergeUp {
+			args = append(args, "--merge-up", strings.Join(bp.Chain, ","))
+		} else if bp.Explicit != "" {
 			args = append(args, "--backport", bp.Branch+"="+bp.Explicit)
 		} else {
 			args = append(args, "--backport-to", bp.Branch)

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/patchproof/patchproof/internal/golden"
+	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/pipeline/results/resultstest"
 	"github.com/patchproof/patchproof/verify/codediff"
@@ -75,6 +76,24 @@ func TestRenderSummaryContent(t *testing.T) {
 	failing := render(resultstest.Failing())
 	merged := render(resultstest.Backport(), resultstest.Failing())
 	racy := render(resultstest.Racy())
+	// The backports taken three ways: PHP-8.5 merged, PHP-8.4 a conflict
+	// with both sides (one of them a PR's text, escaped).
+	threeWay := resultstest.Backport()
+	threeWay.Targets[1].Backport.Merged = []string{"ext/mysqlnd/mysqlnd_statistics.c"}
+	threeWay.Targets[0].Backport.ThreeWay = true
+	threeWay.Targets[0].Backport.Conflicts = []checkout.HunkConflict{{File: "ext/mysqlnd/mysqlnd_statistics.c", Hunk: "line 236",
+		Reason: "the branch and the change edit these lines differently", Branch: "\t/* reworded */\n", BranchLines: 1},
+		{File: "ext/mysqlnd/mysqlnd_structs.h", Hunk: "line 300", Branch: "a\nb\n", Change: "`x` | @php/core\n", BranchLines: 12, ChangeLines: 1},
+		{File: "ext/mysqlnd/gone.c", Reason: "the change edits it; the branch does not have it"}}
+	merged3 := render(threeWay, resultstest.Failing())
+	// The change merged up: into PHP-8.5, and on through it into PHP-8.4
+	// (a fixture's names; the rendering is what is checked).
+	up := resultstest.Backport()
+	up.Targets[1].Backport.MergeUp, up.Targets[1].Backport.Chain = true, []string{"PHP-8.5"}
+	up.Targets[1].Backport.Merged = []string{"NEWS"}
+	up.Targets[0].Backport.MergeUp, up.Targets[0].Backport.Via, up.Targets[0].Backport.Chain = true, "PHP-8.5", []string{"PHP-8.5", "PHP-8.4"}
+	up.Targets[0].Backport.ThreeWay = true
+	mergedUp := render(up, resultstest.Failing())
 	for _, tt := range []struct {
 		name, doc string
 		want      []string
@@ -91,6 +110,17 @@ func TestRenderSummaryContent(t *testing.T) {
 		{"racy counters", racy, []string{"❌ counters not exact: 3 counters off", "| `rows_fetched_from_server_normal` | 20 | 400,000 | 399,505 | 495 |"}},
 		{"racy race with both stacks", racy, []string{"❌ ThreadSanitizer: 1 new race report in the change's code (first in `ext/mysqlnd/mysqlnd_wireprotocol.c`)",
 			"Read of size 8 at 0x7b6800000600 by thread T10 (mutexes: write M42):\n    #0 php_mysqlnd_rowp_read ext/mysqlnd/mysqlnd_wireprotocol.c:1739", "Previous write of size 8 at 0x7b6800000600 by thread T7:\n    #0 php_mysqlnd_rowp_read"}},
+		{"three-way merged", merged3, []string{"does not apply onto PHP-8.5 as a patch; merged three ways, as git cherry-pick does (resolved: `ext/mysqlnd/mysqlnd_statistics.c`)",
+			"PHP-8.5 ✅ merged (three-way)", "PHP-8.4 ❌ 3 conflicts"}},
+		{"three-way conflicts with both sides", merged3, []string{"conflicts with PHP-8.4, as a patch and merged three ways: 3 conflicts",
+			"| file | where | PHP-8.4 has | the change has |",
+			"| `ext/mysqlnd/mysqlnd_statistics.c` | line 236 | `\t/* reworded */` | (nothing) |",
+			"| `ext/mysqlnd/mysqlnd_structs.h` | line 300 | `a` ⏎ `b` (10 more) |",
+			"| `ext/mysqlnd/gone.c` | — | the change edits it; the branch does not have it | |"}},
+		{"merged up", mergedUp, []string{"#### Merge-up", "✅ master merges up into PHP-8.5 as php-src's merge-up does, three ways (resolved: `NEWS`)",
+			"(master merged up into `PHP-8.5`)", "merge-up into PHP-8.5: ✅ merges up",
+			"❌ PHP-8.5 (with master's change) does not merge up into PHP-8.4: 1 conflict", "--merge-up PHP-8.5,PHP-8.4 --target PHP-8.4",
+			"(master merged up into `PHP-8.4` (through `PHP-8.5`))"}},
 		{"merged job names", merged, []string{"### Stages: PHP-8.5+PHP-8.4", "### Stages: master"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

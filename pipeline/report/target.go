@@ -105,14 +105,29 @@ func compactLevel(s Section) int {
 // backport says how a backport target's head came to be, or which files
 // and hunks of the change did not apply.
 func (p *summaryWriter) backport(bp *results.BackportResult) {
+	if bp.MergeUp {
+		p.mergeUp(bp)
+		return
+	}
 	p.f("#### Backport\n\n")
 	switch {
 	case bp.Applied && bp.Explicit != "":
 		p.f("%s The backport of %s's change to %s is %s, given with `--backport` (%s).\n\n",
 			results.StatusPassed.Icon(), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Code(bp.Explicit), markdown.Code(shortSHA(bp.Commit)))
+	case bp.Applied && len(bp.Merged) > 0:
+		var files []string
+		for _, f := range bp.Merged {
+			files = append(files, markdown.Code(f))
+		}
+		p.f("%s %s's change (merge-base..head) does not apply onto %s as a patch; merged three ways, as git cherry-pick does (resolved: %s): commit %s.\n\n",
+			results.StatusPassed.Icon(), markdown.Text(bp.From), markdown.Text(bp.Branch), strings.Join(files, ", "), markdown.Code(shortSHA(bp.Commit)))
 	case bp.Applied:
 		p.f("%s %s's change (merge-base..head) applies cleanly onto %s: commit %s.\n\n",
 			results.StatusPassed.Icon(), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Code(shortSHA(bp.Commit)))
+	case len(bp.Conflicts) > 0 && bp.ThreeWay:
+		p.f("%s %s's change conflicts with %s, as a patch and merged three ways: %s. Nothing else was checked on this branch.\n\n",
+			results.StatusFailed.Icon(), markdown.Text(bp.From), markdown.Text(bp.Branch), plural(len(bp.Conflicts), "conflict", "conflicts"))
+		p.conflicts(bp)
 	case len(bp.Conflicts) > 0:
 		p.f("%s %s's change does not apply onto %s: %s failed. Nothing else was checked on this branch.\n\n",
 			results.StatusFailed.Icon(), markdown.Text(bp.From), markdown.Text(bp.Branch), plural(len(bp.Conflicts), "hunk", "hunks"))
@@ -125,6 +140,50 @@ func (p *summaryWriter) backport(bp *results.BackportResult) {
 		p.f("%s %s's change could not be applied onto %s: %s\n\n",
 			results.StatusError.Icon(), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Text(firstLine(bp.Error)))
 	}
+}
+
+// mergeUp says how the change merged up into a higher branch, or which
+// regions conflict.
+func (p *summaryWriter) mergeUp(bp *results.BackportResult) {
+	p.f("#### Merge-up\n\n")
+	from := markdown.Text(bp.From)
+	if bp.Via != "" {
+		from = markdown.Text(bp.Via) + " (with " + markdown.Text(bp.From) + "'s change)"
+	}
+	switch {
+	case bp.Applied:
+		resolved := ""
+		if len(bp.Merged) > 0 {
+			var files []string
+			for _, f := range bp.Merged {
+				files = append(files, markdown.Code(f))
+			}
+			resolved = " (resolved: " + strings.Join(files, ", ") + ")"
+		}
+		p.f("%s %s merges up into %s as php-src's merge-up does, three ways%s: merge commit %s.\n\n",
+			results.StatusPassed.Icon(), from, markdown.Text(bp.Branch), resolved, markdown.Code(shortSHA(bp.Commit)))
+	case len(bp.Conflicts) > 0:
+		p.f("%s %s does not merge up into %s: %s. Nothing else was checked on this branch.\n\n",
+			results.StatusFailed.Icon(), from, markdown.Text(bp.Branch), plural(len(bp.Conflicts), "conflict", "conflicts"))
+		p.conflicts(bp)
+	default:
+		p.f("%s %s could not be merged up into %s: %s\n\n",
+			results.StatusError.Icon(), from, markdown.Text(bp.Branch), markdown.Text(firstLine(bp.Error)))
+	}
+}
+
+// conflicts is the table of a three-way merge's conflicts: each region
+// with the branch's lines and the change's.
+func (p *summaryWriter) conflicts(bp *results.BackportResult) {
+	p.f("| file | where | %s has | the change has |\n|---|---|---|---|\n", markdown.Text(bp.Branch))
+	for _, c := range bp.Conflicts {
+		if c.Branch == "" && c.Change == "" && c.BranchLines == 0 && c.ChangeLines == 0 {
+			p.f("| %s | — | %s | |\n", markdown.Code(c.File), markdown.Text(c.Reason))
+			continue
+		}
+		p.f("| %s | %s | %s | %s |\n", markdown.Code(c.File), markdown.Text(c.Hunk), sideCell(c.Branch, c.BranchLines), sideCell(c.Change, c.ChangeLines))
+	}
+	p.blank()
 }
 
 // buildsSection is the builds of a target: a section of the report's own,

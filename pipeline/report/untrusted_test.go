@@ -15,6 +15,7 @@ import (
 	gmtext "github.com/yuin/goldmark/text"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/pipeline/results/resultstest"
 	"github.com/patchproof/patchproof/verify/codediff"
@@ -68,6 +69,15 @@ func hostile() *results.Result {
 	hr.Add(suites.NewSuiteRun("ext/mysqli/tests", head, time.Second))
 	t.Tests = &suites.Result{Server: "MariaDB", Runs: []*suites.RunResult{br, hr},
 		Comparisons: []*suites.VariantComparison{{Variant: "nts", Comparison: suites.Compare(br, hr)}}}
+	// A backport that conflicts three ways: both sides are the trees'
+	// text, the change's the PR's.
+	res.Targets = append(res.Targets, &results.TargetResult{Name: "PHP-8.4", Repo: t.Repo,
+		Base: results.CommitRef{Ref: "PHP-8.4", Commit: strings.Repeat("3", 40)},
+		Head: results.CommitRef{Ref: t.Head.Commit[:12] + " onto PHP-8.4"},
+		Backport: &results.BackportResult{From: "master", FromCommit: t.Head.Commit, Branch: "PHP-8.4", ThreeWay: true,
+			Error: "merge conflicts: 1 region", Conflicts: []checkout.HunkConflict{{File: "ext/mysqlnd/" + p(2), Hunk: "line 3",
+				Reason: "the branch and the change edit these lines differently", Branch: p(0) + "\n" + p(4) + "\n", Change: p(1) + "\n" + p(3) + "\n",
+				BranchLines: 3, ChangeLines: 2}}}})
 	return res
 }
 

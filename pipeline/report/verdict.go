@@ -93,7 +93,7 @@ func commitsLine(t results.JobTarget, withName bool) string {
 	}
 	head := commitLink(web, t.Head.Commit)
 	if t.Backport != nil {
-		head += " (" + markdown.Text(t.Backport.From) + "'s change onto " + markdown.Code(t.Backport.Branch) + ")"
+		head += " (" + mergedFrom(t.Backport) + ")"
 	} else if t.Head.Ref != "" {
 		head += " (" + markdown.Code(t.Head.Ref) + ")"
 	}
@@ -108,6 +108,9 @@ func commitsLine(t results.JobTarget, withName bool) string {
 // applies onto its branch; for the change's own target, each backport of
 // the report.
 func backportAnswer(t results.JobTarget, rs []*results.Result) string {
+	if bp := t.Backport; bp != nil && bp.MergeUp {
+		return "merge-up into " + markdown.Text(bp.Branch) + ": " + backportCell(bp)
+	}
 	if bp := t.Backport; bp != nil {
 		return "backport onto " + markdown.Text(bp.Branch) + ": " + backportCell(bp)
 	}
