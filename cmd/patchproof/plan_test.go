@@ -86,6 +86,7 @@ pr=1
 base=master
 head_sha=` + planHead + `
 backport_to=PHP-8.4
+merge_up=
 builder=docker
 targets=["master","PHP-8.4"]
 matrix={"include":[{"target":"master","slug":"master"},{"target":"PHP-8.4","slug":"PHP-8.4"}]}

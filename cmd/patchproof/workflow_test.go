@@ -88,6 +88,27 @@ func TestWorkflowBuildsDebugZTS(t *testing.T) {
 	}
 }
 
+// The plan's merge-up list reaches every validate job, as the backports
+// do: each job computes the same plan.
+func TestWorkflowPassesMergeUp(t *testing.T) {
+	workflow, validate := workflowJob(t, "validate")
+	for _, want := range []string{"      merge_up: ${{ steps.plan.outputs.merge_up }}", "      merge_up:\n        description:"} {
+		if !strings.Contains(workflow, want) {
+			t.Errorf("validate.yml lacks %q", want)
+		}
+	}
+	if !strings.Contains(validate, "      MERGE_UP: ${{ needs.plan.outputs.merge_up }}") {
+		t.Error("the validate job does not get the plan's merge_up")
+	}
+	job, err := os.ReadFile(filepath.Join("..", "..", "scripts", "validate-job"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(job), `args+=(--merge-up "$MERGE_UP")`) {
+		t.Error("scripts/validate-job does not pass $MERGE_UP to patchproof run")
+	}
+}
+
 // The report job lists the run's artifacts (it may read them: actions:
 // read) and hands the list to scripts/report-job, which passes it to
 // report --artifacts: the comment's links are of this run's uploads.

@@ -122,7 +122,7 @@ func Supersede(ctx context.Context, api StatusAPI, p *Plan) error {
 // run, until the report replaces it with the verdict.
 func (p *Plan) QueuedStatus() github.Status {
 	d := "queued: " + strings.Join(p.Targets, ", ")
-	for _, o := range [][2]string{{"bench", p.Bench}, {"threads", p.Threads}, {"stages", p.Stages}} {
+	for _, o := range [][2]string{{"bench", p.Bench}, {"threads", p.Threads}, {"stages", p.Stages}, {"merge-up", strings.Join(p.MergeUp, ",")}} {
 		if o[1] != "" {
 			d += "; " + o[0] + "=" + o[1]
 		}

@@ -31,11 +31,15 @@ type Command struct {
 	// Stages is the stages to run (stages=codediff,tests), comma-separated
 	// as --stages takes them, "" for all.
 	Stages string
+	// MergeUp is the higher branches to merge the change up into, in
+	// order (merge-up=PHP-8.5,master), as --merge-up takes them; "" for
+	// none.
+	MergeUp string
 }
 
 // Grammar is the comment's grammar as a maintainer reads it: the answer to
 // "/patchproof help" and the end of every refusal's reply.
-const Grammar = `/patchproof [BRANCH,BRANCH...|none] [SHA] [bench=quick|report] [threads=N,N...] [stages=STAGE,STAGE...]
+const Grammar = `/patchproof [BRANCH,BRANCH...|none] [SHA] [bench=quick|report] [threads=N,N...] [stages=STAGE,STAGE...] [merge-up=BRANCH,BRANCH...]
 /patchproof help
 
 On the first line of a new comment on the pull request. BRANCH,BRANCH are the
@@ -45,13 +49,15 @@ commit, 7 to 40 lowercase hex digits: name it when you pushed just before
 commenting. bench= picks the benchmark's settings, threads= the PHP thread
 counts (a list also measures the cost at each count), stages= the checks
 to run, of codediff, abi, tests, race, bench (the checkout and the builds they
-need come with them).
+need come with them). merge-up= validates a change to the lowest branch
+merged up into each higher branch in order, as php-src merges up.
 
 Examples:
   /patchproof
   /patchproof PHP-8.4, PHP-8.5 bench=report
   /patchproof none 1a2b3c4 stages=codediff,tests
-  /patchproof threads=1,4,16`
+  /patchproof threads=1,4,16
+  /patchproof none merge-up=PHP-8.5,master`
 
 var (
 	commentRE = regexp.MustCompile(`^/patchproof(\s.*)?$`)
@@ -70,7 +76,7 @@ var prerequisites = []string{"checkout", "build"}
 // threads.
 const maxThreads = 256
 
-const shortGrammar = "'/patchproof [BRANCH,BRANCH...|none] [SHA] [bench=quick|report] [threads=LIST] [stages=LIST]' or '/patchproof help'"
+const shortGrammar = "'/patchproof [BRANCH,BRANCH...|none] [SHA] [bench=quick|report] [threads=LIST] [stages=LIST] [merge-up=LIST]' or '/patchproof help'"
 
 // ParseCommand reads a comment's first line. A lone word of 7 to 40
 // lowercase hex digits is the commit, not a branch: to name such a branch,
@@ -189,8 +195,20 @@ func (c *Command) setOption(key, value string) error {
 			}
 		}
 		c.Stages = strings.Join(names, ",")
+	case "merge-up":
+		var branches []string
+		for _, b := range strings.Split(value, ",") {
+			switch {
+			case !validBranch(b):
+				return refusef("merge-up=%s: %s is not a branch", value, quoteWord(b))
+			case slices.Contains(branches, b):
+				return refusef("merge-up=%s: %s is listed twice", value, b)
+			}
+			branches = append(branches, b)
+		}
+		c.MergeUp = value
 	default:
-		return refusef("unknown option %s= (bench=, threads=, stages=)", quoteWord(key))
+		return refusef("unknown option %s= (bench=, threads=, stages=, merge-up=)", quoteWord(key))
 	}
 	return nil
 }

@@ -123,10 +123,12 @@ type Plan struct {
 	Base      string // the PR's base branch
 	HeadSHA   string
 	Backports []string
-	Builder   string
-	Targets   []string // Base, then each of Backports
-	ToolRepo  string
-	ToolSHA   string
+	// MergeUp are the branches the change is merged up into, in order.
+	MergeUp  []string
+	Builder  string
+	Targets  []string // Base, then each of Backports and MergeUp
+	ToolRepo string
+	ToolSHA  string
 	// Bench, Threads and Stages are a comment's options, as patchproof
 	// run's --bench, --threads and --stages take them; "" for the
 	// workflow's defaults.
@@ -183,6 +185,7 @@ type request struct {
 	commit                        string    // a comment's commit
 	commentAt                     time.Time // when a comment was written
 	bench, threads, stages        string    // a comment's options
+	mergeUp                       string
 }
 
 // Decide reads the event in opt and returns the plan for it, or a
@@ -256,6 +259,15 @@ func Decide(ctx context.Context, api API, opt Options) (*Plan, error) {
 			p.Backports = append(p.Backports, b)
 		}
 	}
+	if r.mergeUp != "" {
+		for _, b := range strings.Split(r.mergeUp, ",") {
+			if slices.Contains(p.Targets, b) {
+				return nil, refusef("merge-up=%s: %s is the base branch or a backport already: a branch the change is taken to one way", r.mergeUp, b)
+			}
+			p.Targets = append(p.Targets, b)
+			p.MergeUp = append(p.MergeUp, b)
+		}
+	}
 	if p.ToolRepo, p.ToolSHA, err = resolveTool(ctx, api, opt, where); err != nil {
 		return nil, err
 	}
@@ -295,8 +307,9 @@ func readRequest(opt Options, ev *event, where string) (request, error) {
 		// The options a comment may give, checked as a comment's are; an
 		// empty input is the default.
 		var opts Command
-		for _, name := range []string{"bench", "threads", "stages"} {
-			v, ok, err := ev.input(name)
+		for _, name := range []string{"bench", "threads", "stages", "merge-up"} {
+			// Inputs are named as backport_to is: merge_up.
+			v, ok, err := ev.input(strings.ReplaceAll(name, "-", "_"))
 			if err != nil {
 				return r, err
 			}
@@ -306,7 +319,7 @@ func readRequest(opt Options, ev *event, where string) (request, error) {
 				}
 			}
 		}
-		r.bench, r.threads, r.stages = opts.Bench, opts.Threads, opts.Stages
+		r.bench, r.threads, r.stages, r.mergeUp = opts.Bench, opts.Threads, opts.Stages, opts.MergeUp
 	case Comment:
 		if ev.Action != "created" {
 			return r, notATrigger("not a trigger: a comment %s, not created", ev.Action)
@@ -321,7 +334,7 @@ func readRequest(opt Options, ev *event, where string) (request, error) {
 		if cmd.Help {
 			return r, ErrHelp
 		}
-		r.bench, r.threads, r.stages = cmd.Bench, cmd.Threads, cmd.Stages
+		r.bench, r.threads, r.stages, r.mergeUp = cmd.Bench, cmd.Threads, cmd.Stages, cmd.MergeUp
 		switch {
 		case cmd.None:
 			r.backportTo = "none"
@@ -472,6 +485,7 @@ func (p *Plan) Outputs() string {
 		{"base", p.Base},
 		{"head_sha", p.HeadSHA},
 		{"backport_to", strings.Join(p.Backports, ",")},
+		{"merge_up", strings.Join(p.MergeUp, ",")},
 		{"builder", p.Builder},
 		{"targets", compactJSON(p.Targets)},
 		{"matrix", compactJSON(matrix)},
@@ -502,7 +516,7 @@ func compactJSON(v any) string {
 // head.
 func (p *Plan) Notice() string {
 	var opts string
-	for _, o := range [][2]string{{"bench", p.Bench}, {"threads", p.Threads}, {"stages", p.Stages}} {
+	for _, o := range [][2]string{{"bench", p.Bench}, {"threads", p.Threads}, {"stages", p.Stages}, {"merge-up", strings.Join(p.MergeUp, ",")}} {
 		if o[1] != "" {
 			opts += "; " + o[0] + " " + o[1]
 		}

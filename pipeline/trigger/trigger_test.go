@@ -442,6 +442,8 @@ func TestParseCommand(t *testing.T) {
 		{"/patchproof stages=checkout", trigger.Command{Stages: "checkout"}},
 		{"/patchproof help", trigger.Command{Help: true}},
 		{"/patchproof  help \r\nthanks", trigger.Command{Help: true}},
+		// A fix on the lowest branch, merged up as php-src merges.
+		{"/patchproof none merge-up=PHP-8.5, master", trigger.Command{None: true, MergeUp: "PHP-8.5,master"}},
 	}
 	for _, tt := range tests {
 		got, err := trigger.ParseCommand(tt.line)
@@ -477,7 +479,10 @@ func TestParseCommandRefusals(t *testing.T) {
 		{"/patchproof stages=bogus", `stages=bogus: unknown stage "bogus" (stages: checkout,build,codediff,abi,tests,race,bench)`, true},
 		{"/patchproof stages=tests,", "stages=tests,: an empty item", true},
 		{"/patchproof stages=report", "stages=report selects no stage", true},
-		{"/patchproof jobs=4", "unknown option jobs= (bench=, threads=, stages=)", true},
+		{"/patchproof jobs=4", "unknown option jobs= (bench=, threads=, stages=, merge-up=)", true},
+		{"/patchproof merge-up=PHP-8.5,PHP-8.5", "merge-up=PHP-8.5,PHP-8.5: PHP-8.5 is listed twice", true},
+		{"/patchproof merge-up=-x", `merge-up=-x: "-x" is not a branch`, true},
+		{"/patchproof merge-up=a..b", `merge-up=a..b: a..b is not a branch`, true},
 		{"/patchproof $(id)=1", `unknown option "$(id)"=`, true},
 		{"/patchproof help me", "help takes nothing else", true},
 		{"/patchproof help PHP-8.4", "help takes nothing else: /patchproof help", true},
@@ -520,6 +525,7 @@ pr=1
 base=PHP-8.4
 head_sha=` + headSHA + `
 backport_to=release/8.5,PHP-8.5
+merge_up=
 builder=docker
 targets=["PHP-8.4","release/8.5","PHP-8.5"]
 matrix={"include":[{"target":"PHP-8.4","slug":"PHP-8.4"},{"target":"release/8.5","slug":"release_8.5"},{"target":"PHP-8.5","slug":"PHP-8.5"}]}
@@ -532,6 +538,28 @@ supersedes=false
 `
 	if d := cmp.Diff(want, p.Outputs()); d != "" {
 		t.Errorf("outputs (-want +got):\n%s", d)
+	}
+
+	// A fix on the lowest branch merged up: the higher branches are
+	// targets, after the backports, and a job's --merge-up list.
+	p, err = decide(t, f, trigger.Comment, commentEvent(t, "write-user", "/patchproof none merge-up=PHP-8.5, master"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := p.Outputs()
+	for _, line := range []string{"merge_up=PHP-8.5,master\n", `targets=["PHP-8.4","PHP-8.5","master"]` + "\n", "backport_to=\n"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("outputs lack %q:\n%s", line, out)
+		}
+	}
+	if d := p.QueuedStatus().Description; d != "queued: PHP-8.4, PHP-8.5, master; merge-up=PHP-8.5,master" {
+		t.Errorf("queued status %q", d)
+	}
+	// A branch taken two ways is refused.
+	_, err = decide(t, f, trigger.Comment, commentEvent(t, "write-user", "/patchproof PHP-8.5 merge-up=PHP-8.5"))
+	var re *trigger.RefusedError
+	if !errors.As(err, &re) || !strings.Contains(re.Reason, "merge-up=PHP-8.5: PHP-8.5 is the base branch or a backport already") {
+		t.Errorf("a backport merged up too: %v, want a refusal", err)
 	}
 }
 
