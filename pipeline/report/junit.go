@@ -56,6 +56,9 @@ type junitCase struct {
 	// its re-runs and passed in others: readers show it as flaky, not
 	// failed.
 	FlakyFailure []junitMessage `xml:"flakyFailure,omitempty"`
+	// RerunFailure is Surefire's element for each re-run of a failed test
+	// that failed again: a regression its re-runs confirmed.
+	RerunFailure []junitMessage `xml:"rerunFailure,omitempty"`
 	Skipped      *junitMessage  `xml:"skipped,omitempty"`
 	SystemOut    string         `xml:"system-out,omitempty"`
 }
@@ -160,6 +163,13 @@ func junitSuiteOf(t *results.TargetResult, vc *suites.VariantComparison) junitSu
 			}
 			tc.Failure = &junitMessage{Message: msg, Type: "regression", Text: ch.Diff}
 			s.Failures++
+			if len(ch.HeadRuns) > 1 {
+				for i, o := range ch.HeadRuns[1:] {
+					if o != suites.Pass {
+						tc.RerunFailure = append(tc.RerunFailure, junitMessage{Message: fmt.Sprintf("head: %s again in re-run %d", o, i+1), Type: "regression"})
+					}
+				}
+			}
 		case flaky[n]:
 			tc.SystemOut = fmt.Sprintf("flaky: differed between base and head, but its re-runs did not agree with themselves (base %v, head %v)", ch.BaseRuns, ch.HeadRuns)
 			for _, o := range ch.HeadRuns {

@@ -18,6 +18,8 @@ func TestWriteJUnit(t *testing.T) {
 	c.Regressions = []suites.Change{{
 		Test: "ext/mysqli/tests/mysqli_get_client_stats.phpt", Kind: suites.Regression, Base: suites.Pass, Head: suites.Fail,
 		Reason: "output differs", Diff: "-bytes_sent: 635\n+bytes_sent: 636\n",
+		// Confirmed by both re-runs: a rerunFailure each.
+		BaseRuns: []suites.Outcome{suites.Pass, suites.Pass, suites.Pass}, HeadRuns: []suites.Outcome{suites.Fail, suites.Fail, suites.Fail},
 	}}
 	// A test head failed twice in three runs, and base passed: flaky, not
 	// failed, with a flakyFailure per failed run.
@@ -63,17 +65,21 @@ func TestWriteJUnit(t *testing.T) {
 			if timed == 0 {
 				t.Error("no case has its time")
 			}
-			flaky := 0
+			flaky, reruns := 0, 0
 			for _, s := range back.Suites {
 				if s.Properties == nil || len(s.Properties.List) < 6 {
 					t.Errorf("suite %s: properties %+v, want the target, variant, builds and commits", s.Name, s.Properties)
 				}
 				for _, c := range s.Cases {
 					flaky += len(c.FlakyFailure)
+					reruns += len(c.RerunFailure)
 				}
 			}
 			if want := map[string]int{"regressed.junit.xml": 2}[tt.name]; flaky != want {
 				t.Errorf("%d flakyFailure elements, want %d", flaky, want)
+			}
+			if want := map[string]int{"regressed.junit.xml": 2}[tt.name]; reruns != want {
+				t.Errorf("%d rerunFailure elements, want %d (the regression's two failed re-runs)", reruns, want)
 			}
 			if failures != tt.failures || back.Failures != tt.failures {
 				t.Errorf("%d failing testcases (%d counted), want %d", failures, back.Failures, tt.failures)
