@@ -8,9 +8,6 @@ import (
 
 	"github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-
-	"github.com/patchproof/patchproof/pipeline/checkout"
 )
 
 // mergeUpRepo is php-src's branches as merge-ups leave them: PHP-8.5 has
@@ -24,25 +21,9 @@ func mergeUpRepo(t *testing.T, clash bool) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	write := func(parents []plumbing.Hash, stats, extra string) plumbing.Hash {
+	write := func(parents []plumbing.Hash, stats, news string) plumbing.Hash {
 		t.Helper()
-		flat := checkout.Files{}
-		for p, text := range map[string]string{"main/php_version.h": "8\n", "ext/mysqlnd/mysqlnd_statistics.h": stats, "NEWS": extra} {
-			h, err := checkout.WriteBlob(r.Storer, []byte(text))
-			if err != nil {
-				t.Fatal(err)
-			}
-			flat[p] = checkout.Entry{Mode: filemode.Regular, Hash: h}
-		}
-		root, err := checkout.WriteTree(r.Storer, flat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := checkout.WriteCommit(r.Storer, root, parents, "commit\n", sig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return h
+		return commitOf(t, r, parents, map[string]string{"main/php_version.h": "8\n", "ext/mysqlnd/mysqlnd_statistics.h": stats, "NEWS": news})
 	}
 	stats := "a\nb\n#define LOCK(s) lock(s)\nc\nd\ne\nf\n"
 	php84 := write(nil, stats, "8.4\n")

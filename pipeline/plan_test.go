@@ -22,6 +22,17 @@ var sig = object.Signature{Name: "t", Email: "t@example.org", When: time.Unix(17
 
 func commit(t *testing.T, r *git.Repository, parent plumbing.Hash, files map[string]string) plumbing.Hash {
 	t.Helper()
+	var parents []plumbing.Hash
+	if !parent.IsZero() {
+		parents = append(parents, parent)
+	}
+	return commitOf(t, r, parents, files)
+}
+
+// commitOf commits files (path: text) to r with the parents given: two
+// for a merge.
+func commitOf(t *testing.T, r *git.Repository, parents []plumbing.Hash, files map[string]string) plumbing.Hash {
+	t.Helper()
 	flat := checkout.Files{}
 	for p, c := range files {
 		h, err := checkout.WriteBlob(r.Storer, []byte(c))
@@ -33,10 +44,6 @@ func commit(t *testing.T, r *git.Repository, parent plumbing.Hash, files map[str
 	root, err := checkout.WriteTree(r.Storer, flat)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var parents []plumbing.Hash
-	if !parent.IsZero() {
-		parents = append(parents, parent)
 	}
 	h, err := checkout.WriteCommit(r.Storer, root, parents, "commit\n", sig)
 	if err != nil {

@@ -203,16 +203,22 @@ func findLines(lines, old [][]byte, want, min int) int {
 }
 
 // splitLines splits after each newline, keeping it, as gitdiff's lines do.
-func splitLines(b []byte) [][]byte {
-	var lines [][]byte
-	for len(b) > 0 {
-		i := bytes.IndexByte(b, '\n')
-		if i < 0 {
-			lines = append(lines, b)
-			break
+func splitLines(b []byte) [][]byte { return splitAfterNewlines(b) }
+
+// splitAfterNewlines splits s after each newline, keeping it; a last line
+// without one is the last item.
+func splitAfterNewlines[T ~string | ~[]byte](s T) []T {
+	var out []T
+	for len(s) > 0 {
+		i := 0
+		for i < len(s) && s[i] != '\n' {
+			i++
 		}
-		lines = append(lines, b[:i+1])
-		b = b[i+1:]
+		if i == len(s) {
+			return append(out, s)
+		}
+		out = append(out, s[:i+1])
+		s = s[i+1:]
 	}
-	return lines
+	return out
 }

@@ -44,7 +44,8 @@ index 4444444..0000000
 -bye
 `
 
-func commitTree(t *testing.T, s *memory.Storage, files map[string]string) *object.Commit {
+// commitTree commits files (path: text) to s with the parents given.
+func commitTree(t *testing.T, s *memory.Storage, files map[string]string, parents ...plumbing.Hash) *object.Commit {
 	t.Helper()
 	flat := Files{}
 	for p, c := range files {
@@ -58,7 +59,7 @@ func commitTree(t *testing.T, s *memory.Storage, files map[string]string) *objec
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := WriteCommit(s, root, nil, "base", testSig)
+	h, err := WriteCommit(s, root, parents, "base", testSig)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,19 +33,7 @@ type hunk struct {
 }
 
 // splitKeep splits after each newline, keeping it, as diffs see lines.
-func splitKeep(s string) []string {
-	var out []string
-	for s != "" {
-		i := strings.IndexByte(s, '\n')
-		if i < 0 {
-			out = append(out, s)
-			break
-		}
-		out = append(out, s[:i+1])
-		s = s[i+1:]
-	}
-	return out
-}
+func splitKeep(s string) []string { return splitAfterNewlines(s) }
 
 // edits are the hunks that turn base into other, in order.
 func edits(base, other string) []hunk {

@@ -9,10 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/google/go-cmp/cmp"
@@ -132,39 +129,14 @@ func TestMerge3AgreesWithGit(t *testing.T) {
 // strict patch would not apply there), a file only the change touched is
 // the change's, a conflict commits nothing and names both sides.
 func TestMergeChange(t *testing.T) {
-	r, err := git.Init(memory.NewStorage(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := r.Storer
-	sig := object.Signature{Name: "t", Email: "t@example.invalid", When: time.Unix(1700000000, 0)}
+	s := memory.NewStorage()
+	sig := testSig
 	commit := func(parent *object.Commit, files map[string]string) *object.Commit {
 		t.Helper()
-		flat := Files{}
-		for p, text := range files {
-			h, err := WriteBlob(s, []byte(text))
-			if err != nil {
-				t.Fatal(err)
-			}
-			flat[p] = Entry{Mode: 0o100644, Hash: h}
+		if parent == nil {
+			return commitTree(t, s, files)
 		}
-		root, err := WriteTree(s, flat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var parents []plumbing.Hash
-		if parent != nil {
-			parents = append(parents, parent.Hash)
-		}
-		h, err := WriteCommit(s, root, parents, "c", sig)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := object.GetCommit(s, h)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
+		return commitTree(t, s, files, parent.Hash)
 	}
 	stats := lines("a", "b", "c", "d", "e", "f", "g")
 	base := commit(nil, map[string]string{"stats.c": stats, "other.c": "x\n"})
