@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/patchproof/patchproof/internal/golden"
@@ -88,4 +89,27 @@ func TestJSONNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Check(t, filepath.Join("testdata", "json-names.golden.json"), append(b, '\n'))
+}
+
+// The verdict line counts a test that fails on base and head alike once,
+// however many variants it fails in: the demo's three MariaDB-worded
+// tests in NTS and ZTS are three, not six.
+func TestAnswerCountsBothFailingTestsOnce(t *testing.T) {
+	both := func(tests ...string) []Change {
+		var cs []Change
+		for _, n := range tests {
+			cs = append(cs, Change{Test: n, Kind: UnchangedFailure, Base: Fail, Head: Fail})
+		}
+		return cs
+	}
+	r := &Result{
+		Runs: []*RunResult{{Build: "b-nts"}, {Build: "h-nts"}, {Build: "b-zts"}, {Build: "h-zts"}},
+		Comparisons: []*VariantComparison{
+			{Variant: "nts", Comparison: Comparison{Base: "b-nts", Head: "h-nts", UnchangedFailures: both("a.phpt", "b.phpt", "c.phpt")}},
+			{Variant: "zts", Comparison: Comparison{Base: "b-zts", Head: "h-zts", UnchangedFailures: both("a.phpt", "b.phpt", "c.phpt", "zts-only.phpt")}},
+		},
+	}
+	if got := r.Answer(); !strings.Contains(got, "; 4 fail on both builds (not caused by the change)") {
+		t.Errorf("Answer() = %q, want 4 tests failing on both builds", got)
+	}
 }

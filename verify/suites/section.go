@@ -89,11 +89,16 @@ func (r *Result) Answer() string {
 	if len(r.Comparisons) == 0 {
 		return r.Cell()
 	}
-	regressions, flakes, both, tests := 0, 0, 0, 0
+	regressions, flakes, tests := 0, 0, 0
+	// A test that fails on base and head alike is one test, however many
+	// variants it fails in (each section counts its own).
+	both := map[string]bool{}
 	for _, vc := range r.Comparisons {
 		regressions += len(vc.Comparison.Regressions)
 		flakes += len(vc.Comparison.Flakes)
-		both += len(vc.Comparison.UnchangedFailures)
+		for _, ch := range vc.Comparison.UnchangedFailures {
+			both[ch.Test] = true
+		}
 	}
 	for _, run := range r.Runs {
 		tests = max(tests, run.Counts.Total)
@@ -106,8 +111,8 @@ func (r *Result) Answer() string {
 	if flakes > 0 {
 		s += ", " + count(flakes, "flake", "flakes")
 	}
-	if both > 0 {
-		s += fmt.Sprintf("; %d fail on both builds (not caused by the change)", both)
+	if len(both) > 0 {
+		s += fmt.Sprintf("; %d fail on both builds (not caused by the change)", len(both))
 	}
 	if len(r.Errors) > 0 {
 		s += ", " + verdict.Error.Icon() + " " + count(len(r.Errors), "error", "errors")
