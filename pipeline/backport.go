@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -58,7 +59,10 @@ func planBackports(ctx context.Context, cfg *Config, from *Target) ([]*Target, e
 		case err != nil:
 			bp.Error = err.Error()
 		default:
-			t.Head, bp.Applied, bp.Commit, bp.Merged = head, true, head.String(), merged
+			t.Head, bp.Applied, bp.Commit = head, true, head.String()
+			if merged != nil {
+				bp.ThreeWay, bp.Merged = true, merged.Merged
+			}
 		}
 		out = append(out, t)
 	}
@@ -81,7 +85,7 @@ func planBackports(ctx context.Context, cfg *Config, from *Target) ([]*Target, e
 // the ancestor (merged names the files that merge resolved). A change
 // that conflicts either way is a *checkout.ConflictError of the merge:
 // each region with both sides.
-func applyChange(ctx context.Context, from *Target, tip plumbing.Hash) (head plumbing.Hash, merged []string, err error) {
+func applyChange(ctx context.Context, from *Target, tip plumbing.Hash) (head plumbing.Hash, merged *checkout.MergeResult, err error) {
 	mb, err := from.Repo.Commit(from.Base)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
@@ -113,7 +117,11 @@ func applyChange(ctx context.Context, from *Target, tip plumbing.Hash) (head plu
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
-	return head, res.Merged, nil
+	if res.Unchanged {
+		// Nothing of the change would be tested on the branch.
+		return plumbing.ZeroHash, nil, fmt.Errorf("the change is on %s already: merged three ways, it changes nothing there", from.Name+"'s target branch")
+	}
+	return head, res, nil
 }
 
 // planMergeUp adds a target per --merge-up branch, in order: the change's
@@ -125,6 +133,9 @@ func planMergeUp(cfg *Config, from *Target) ([]*Target, error) {
 	var out []*Target
 	prev, prevName := from.Head, from.Name
 	for _, branch := range cfg.MergeUp {
+		if branch == from.Name {
+			return nil, &results.InputError{Input: "--merge-up " + strings.Join(cfg.MergeUp, ","), Err: fmt.Errorf("%s is the change's own branch", branch)}
+		}
 		tip, err := from.Repo.Resolve(branch)
 		if err != nil {
 			return nil, inputErr("--merge-up "+branch, err)
@@ -151,7 +162,7 @@ func planMergeUp(cfg *Config, from *Target) ([]*Target, error) {
 		case err != nil:
 			bp.Error = err.Error()
 		default:
-			t.Head, bp.Applied, bp.Commit, bp.Merged = head, true, head.String(), merged
+			t.Head, bp.Applied, bp.Commit, bp.Merged, bp.ThreeWay = head, true, head.String(), merged, true
 		}
 		prev, prevName = t.Head, branch
 	}

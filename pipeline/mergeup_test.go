@@ -108,4 +108,12 @@ func TestMergeUp(t *testing.T) {
 			t.Errorf("--merge-up %v (backport-to %v): %v, want an error naming --merge-up", bad.MergeUp, bad.BackportTo, err)
 		}
 	}
+	// The PR's own branch, when it comes from the PR (no --base): caught
+	// by the plan.
+	own := Config{Repo: cfg.Repo, PR: 9, Base: "PHP-8.4", MergeUp: []string{"PHP-8.5"}, Out: t.TempDir()}
+	own.setDefaults()
+	own.MergeUp = []string{"PHP-8.4"}
+	if _, err := plan(context.Background(), &own, t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "the change's own branch") {
+		t.Errorf("merge-up into the PR's own branch: %v, want refused", err)
+	}
 }

@@ -116,7 +116,7 @@ func TestBackports(t *testing.T) {
 	}
 	want := []row{
 		{Name: "master", Applied: true, Trees: true},
-		{Name: "PHP-8.3", Applied: true, Trees: true, Merged: []string{"ext/mysqlnd/mysqlnd_statistics.h"}},
+		{Name: "PHP-8.3", Applied: true, Trees: true, Merged: []string{"ext/mysqlnd/mysqlnd_statistics.h"}, ThreeWay: true},
 		{Name: "PHP-8.4", Applied: true, Trees: true},
 		{Name: "PHP-8.5", Applied: false, Trees: false, ThreeWay: true,
 			Files: []string{"ext/mysqlnd/mysqlnd_statistics.h line 3: #define LOCK(s) other_lock(s) | #define LOCK(s) atomic_add(s)"}},

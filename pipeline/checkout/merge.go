@@ -3,10 +3,12 @@ package checkout
 import (
 	"bytes"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/storer"
 	"github.com/go-git/go-git/v5/utils/diff"
@@ -164,6 +166,9 @@ type MergeResult struct {
 	// since the merge-base, merged line by line without a conflict: what
 	// git resolved.
 	Merged []string
+	// Unchanged says the merge left the branch's tree as it was: the
+	// branch has the change already.
+	Unchanged bool
 }
 
 // MergeChange takes the change base..head to tip as git cherry-picks it:
@@ -225,6 +230,10 @@ func merge(s storer.Storer, base, head, tip *object.Commit, parents []plumbing.H
 			conflicts = append(conflicts, HunkConflict{File: p, Reason: "the change deletes it; the branch changed it"})
 		case !inT:
 			conflicts = append(conflicts, HunkConflict{File: p, Reason: "the change edits it; the branch does not have it"})
+		case !textMode(t.Mode) || !textMode(h.Mode) || (inB && !textMode(b.Mode)):
+			// A symlink's target or a submodule's commit is no text to
+			// merge line by line.
+			conflicts = append(conflicts, HunkConflict{File: p, Reason: "a symlink or submodule both changed"})
 		default:
 			mode := t.Mode
 			if inB && h.Mode != b.Mode {
@@ -267,6 +276,16 @@ func merge(s storer.Storer, base, head, tip *object.Commit, parents []plumbing.H
 			res.Merged = append(res.Merged, p)
 		}
 	}
+	// A file where the other side has a directory (foo and foo/x) would
+	// make a tree git cannot check out.
+	for _, p := range sortedKeys(filesOf(out)) {
+		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
+			if _, ok := out[dir]; ok {
+				conflicts = append(conflicts, HunkConflict{File: dir, Reason: "a file on one side, a directory on the other (" + p + ")"})
+				break
+			}
+		}
+	}
 	if len(conflicts) > 0 {
 		return plumbing.ZeroHash, res, &ConflictError{Conflicts: conflicts, ThreeWay: true}
 	}
@@ -274,8 +293,23 @@ func merge(s storer.Storer, base, head, tip *object.Commit, parents []plumbing.H
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
 	}
+	res.Unchanged = root == tip.TreeHash
 	c, err := WriteCommit(s, root, parents, msg, sig)
 	return c, res, err
+}
+
+// textMode says an entry is a file whose text can be merged: regular or
+// executable.
+func textMode(m filemode.FileMode) bool {
+	return m == filemode.Regular || m == filemode.Executable || m == filemode.Deprecated
+}
+
+func filesOf(f Files) map[string]bool {
+	m := make(map[string]bool, len(f))
+	for p := range f {
+		m[p] = true
+	}
+	return m
 }
 
 func sortedKeys(m map[string]bool) []string {

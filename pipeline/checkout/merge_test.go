@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/memory"
 	"github.com/google/go-cmp/cmp"
@@ -168,8 +169,44 @@ func TestMergeChange(t *testing.T) {
 		}
 	}
 
-	_, _, err = MergeChange(s, base, head, clash, "backport", sig)
+	// The branch has the change already: the merge changes nothing there.
+	if _, res, err := MergeChange(s, base, head, head, "backport", sig); err != nil || !res.Unchanged {
+		t.Errorf("onto the head itself: %+v, %v; want Unchanged", res, err)
+	}
+	if _, res, err := MergeChange(s, base, head, near, "backport", sig); err != nil || res.Unchanged {
+		t.Errorf("onto PHP-8.4: %+v, %v; want a change", res, err)
+	}
+	// A file where the branch has a directory, and a symlink both changed.
+	dirs := commit(base, map[string]string{"stats.c": stats, "other.c": "x\n", "new.h/x": "d\n"})
+	_, _, err = MergeChange(s, base, head, dirs, "backport", sig)
 	var ce *ConflictError
+	if !errors.As(err, &ce) || len(ce.Conflicts) != 1 || ce.Conflicts[0].File != "new.h" || !strings.Contains(ce.Conflicts[0].Reason, "a directory") {
+		t.Errorf("a file onto a directory: %v, want a conflict naming new.h", err)
+	}
+	link := func(c *object.Commit, target string) *object.Commit {
+		t.Helper()
+		tree, _ := c.Tree()
+		flat, err := Flatten(tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, _ := WriteBlob(s, []byte(target))
+		flat["ln"] = Entry{Mode: 0o120000, Hash: h}
+		root, _ := WriteTree(s, flat)
+		ch, err := WriteCommit(s, root, []plumbing.Hash{c.Hash}, "link", sig)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := object.GetCommit(s, ch)
+		return got
+	}
+	lb := link(base, "a")
+	_, _, err = MergeChange(s, lb, link(lb, "b"), link(lb, "c"), "backport", sig)
+	if !errors.As(err, &ce) || len(ce.Conflicts) != 1 || ce.Conflicts[0].File != "ln" || !strings.Contains(ce.Conflicts[0].Reason, "symlink") {
+		t.Errorf("a symlink both changed: %v, want a conflict naming it", err)
+	}
+
+	_, _, err = MergeChange(s, base, head, clash, "backport", sig)
 	if !errors.As(err, &ce) || !ce.ThreeWay || len(ce.Conflicts) != 1 {
 		t.Fatalf("err = %v, want one three-way conflict", err)
 	}

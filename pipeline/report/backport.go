@@ -17,7 +17,7 @@ func backportCell(bp *results.BackportResult) string {
 		return results.StatusPassed.Icon() + " given"
 	case bp.Applied && bp.MergeUp:
 		return results.StatusPassed.Icon() + " merges up"
-	case bp.Applied && len(bp.Merged) > 0:
+	case bp.Applied && bp.ThreeWay:
 		return results.StatusPassed.Icon() + " merged (three-way)"
 	case bp.Applied:
 		return results.StatusPassed.Icon() + " applies"

@@ -79,7 +79,7 @@ func TestRenderSummaryContent(t *testing.T) {
 	// The backports taken three ways: PHP-8.5 merged, PHP-8.4 a conflict
 	// with both sides (one of them a PR's text, escaped).
 	threeWay := resultstest.Backport()
-	threeWay.Targets[1].Backport.Merged = []string{"ext/mysqlnd/mysqlnd_statistics.c"}
+	threeWay.Targets[1].Backport.Merged, threeWay.Targets[1].Backport.ThreeWay = []string{"ext/mysqlnd/mysqlnd_statistics.c"}, true
 	threeWay.Targets[0].Backport.ThreeWay = true
 	threeWay.Targets[0].Backport.Conflicts = []checkout.HunkConflict{{File: "ext/mysqlnd/mysqlnd_statistics.c", Hunk: "line 236",
 		Reason: "the branch and the change edit these lines differently", Branch: "\t/* reworded */\n", BranchLines: 1},

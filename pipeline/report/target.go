@@ -114,13 +114,9 @@ func (p *summaryWriter) backport(bp *results.BackportResult) {
 	case bp.Applied && bp.Explicit != "":
 		p.f("%s The backport of %s's change to %s is %s, given with `--backport` (%s).\n\n",
 			results.StatusPassed.Icon(), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Code(bp.Explicit), markdown.Code(shortSHA(bp.Commit)))
-	case bp.Applied && len(bp.Merged) > 0:
-		var files []string
-		for _, f := range bp.Merged {
-			files = append(files, markdown.Code(f))
-		}
-		p.f("%s %s's change (merge-base..head) does not apply onto %s as a patch; merged three ways, as git cherry-pick does (resolved: %s): commit %s.\n\n",
-			results.StatusPassed.Icon(), markdown.Text(bp.From), markdown.Text(bp.Branch), strings.Join(files, ", "), markdown.Code(shortSHA(bp.Commit)))
+	case bp.Applied && bp.ThreeWay:
+		p.f("%s %s's change (merge-base..head) does not apply onto %s as a patch; merged three ways, as git cherry-pick does%s: commit %s.\n\n",
+			results.StatusPassed.Icon(), markdown.Text(bp.From), markdown.Text(bp.Branch), resolvedText(bp.Merged), markdown.Code(shortSHA(bp.Commit)))
 	case bp.Applied:
 		p.f("%s %s's change (merge-base..head) applies cleanly onto %s: commit %s.\n\n",
 			results.StatusPassed.Icon(), markdown.Text(bp.From), markdown.Text(bp.Branch), markdown.Code(shortSHA(bp.Commit)))
@@ -152,16 +148,8 @@ func (p *summaryWriter) mergeUp(bp *results.BackportResult) {
 	}
 	switch {
 	case bp.Applied:
-		resolved := ""
-		if len(bp.Merged) > 0 {
-			var files []string
-			for _, f := range bp.Merged {
-				files = append(files, markdown.Code(f))
-			}
-			resolved = " (resolved: " + strings.Join(files, ", ") + ")"
-		}
 		p.f("%s %s merges up into %s as php-src's merge-up does, three ways%s: merge commit %s.\n\n",
-			results.StatusPassed.Icon(), from, markdown.Text(bp.Branch), resolved, markdown.Code(shortSHA(bp.Commit)))
+			results.StatusPassed.Icon(), from, markdown.Text(bp.Branch), resolvedText(bp.Merged), markdown.Code(shortSHA(bp.Commit)))
 	case len(bp.Conflicts) > 0:
 		p.f("%s %s does not merge up into %s: %s. Nothing else was checked on this branch.\n\n",
 			results.StatusFailed.Icon(), from, markdown.Text(bp.Branch), plural(len(bp.Conflicts), "conflict", "conflicts"))
@@ -170,6 +158,18 @@ func (p *summaryWriter) mergeUp(bp *results.BackportResult) {
 		p.f("%s %s could not be merged up into %s: %s\n\n",
 			results.StatusError.Icon(), from, markdown.Text(bp.Branch), markdown.Text(firstLine(bp.Error)))
 	}
+}
+
+// resolvedText names the files a three-way merge resolved, "" for none.
+func resolvedText(files []string) string {
+	if len(files) == 0 {
+		return ""
+	}
+	var codes []string
+	for _, f := range files {
+		codes = append(codes, markdown.Code(f))
+	}
+	return " (resolved: " + strings.Join(codes, ", ") + ")"
 }
 
 // conflicts is the table of a three-way merge's conflicts: each region

@@ -23,8 +23,9 @@ type BackportResult struct {
 	// branch so. Empty when the patch applied.
 	Merged    []string                `json:"merged,omitempty"`
 	Conflicts []checkout.HunkConflict `json:"conflicts,omitempty"`
-	// ThreeWay says the conflicts are a three-way merge's, each region
-	// with both sides (the change's patch did not apply either).
+	// ThreeWay says the change was taken by a three-way merge (its patch
+	// did not apply): Merged are the files it resolved, or Conflicts the
+	// regions it could not, each with both sides.
 	ThreeWay bool   `json:"three_way,omitempty"`
 	Error    string `json:"error,omitempty"`
 	// FromCommit is the head commit of the change: the pull request's
