@@ -25,7 +25,7 @@ var artifactName = regexp.MustCompile(`^patchproof-(results|evidence|logs)-[A-Za
 // readArtifacts reads the run's artifacts as the report job lists them
 // (gh api --paginate repos/R/actions/runs/ID/artifacts: one or more pages,
 // each {"artifacts": [{"id": N, "name": S, ...}]}, or objects of their own
-// a line each with --jq '.artifacts[] | {id, name}') and returns each
+// a line each with --jq '.artifacts[] | {id, name, expired}') and returns each
 // validate-job artifact's link: runURL/artifacts/ID, the page GitHub
 // serves its download from. The link is made of this job's own run URL
 // and a number, so nothing a runner wrote reaches the comment through it.
@@ -41,22 +41,25 @@ func readArtifacts(path, runURL string) (map[string]string, error) {
 		return nil, bad(err)
 	}
 	type artifact struct {
-		ID   json.Number `json:"id"`
-		Name string      `json:"name"`
+		ID      json.RawMessage `json:"id"`
+		Name    string          `json:"name"`
+		Expired bool            `json:"expired"`
 	}
 	ids := map[string]int64{}
+	// Only the validate jobs' artifacts are read: another of the run's is
+	// none of the comment's business, whatever its id.
 	add := func(a artifact) error {
-		id, err := strconv.ParseInt(a.ID.String(), 10, 64)
+		if !artifactName.MatchString(a.Name) || a.Expired {
+			return nil
+		}
+		id, err := strconv.ParseInt(string(a.ID), 10, 64)
 		if err != nil || id <= 0 {
 			return fmt.Errorf("artifact %q has id %q, not a positive integer", a.Name, a.ID)
 		}
-		if artifactName.MatchString(a.Name) && id > ids[a.Name] {
-			ids[a.Name] = id
-		}
+		ids[a.Name] = max(ids[a.Name], id)
 		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
 	for {
 		var v struct {
 			artifact

@@ -30,7 +30,9 @@ func TestReadArtifacts(t *testing.T) {
 	pages := `{"total_count": 4, "artifacts": [
   {"id": 11, "name": "patchproof-results-master", "archive_download_url": "https://evil.example/x"},
   {"id": 12, "name": "patchproof-evidence-master"},
-  {"id": 13, "name": "something-else"}]}
+  {"id": 13, "name": "something-else"},
+  {"id": "not ours, not read", "name": "coverage"},
+  {"id": 15, "name": "patchproof-logs-master", "expired": true}]}
 {"total_count": 4, "artifacts": [{"id": 21, "name": "patchproof-results-master"}, {"id": 14, "name": "patchproof-logs-PHP-8.4"}]}
 `
 	lines := `{"id": 11, "name": "patchproof-results-master"}
@@ -55,7 +57,7 @@ func TestReadArtifacts(t *testing.T) {
 	for name, tt := range map[string]struct{ text, runURL, want string }{
 		"no run":        {lines, "", "needs GITHUB_SERVER_URL"},
 		"not JSON":      {"<html>", testRunURL, "not the API's list"},
-		"an id of text": {`{"id": "12/../../x", "name": "patchproof-logs-master"}`, testRunURL, "not the API's list"},
+		"an id of text": {`{"id": "12/../../x", "name": "patchproof-logs-master"}`, testRunURL, "not a positive integer"},
 		"a negative id": {`{"id": -1, "name": "patchproof-logs-master"}`, testRunURL, "not a positive integer"},
 		"a fraction":    {`{"id": 1.5, "name": "patchproof-logs-master"}`, testRunURL, "not a positive integer"},
 	} {
