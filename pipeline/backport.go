@@ -50,7 +50,7 @@ func planBackports(ctx context.Context, cfg *Config, from *Target) ([]*Target, e
 			continue
 		}
 		t.HeadRef = fmt.Sprintf("%s onto %s", from.Head.String()[:12], branch)
-		head, merged, err := applyChange(ctx, from, tip)
+		head, merged, err := applyChange(ctx, from, branch, tip)
 		var ce *checkout.ConflictError
 		switch {
 		case errors.As(err, &ce):
@@ -78,14 +78,14 @@ func planBackports(ctx context.Context, cfg *Config, from *Target) ([]*Target, e
 	return out, nil
 }
 
-// applyChange takes from's change (merge-base..head) to tip and returns
-// the new commit, stored in the repository's object store: as a patch
-// when it applies (at an offset, never with fuzz), else as git
+// applyChange takes from's change (merge-base..head) to tip, branch's,
+// and returns the new commit, stored in the repository's object store:
+// as a patch when it applies (at an offset, never with fuzz), else as git
 // cherry-picks it, a three-way merge of each file with the merge-base as
 // the ancestor (merged names the files that merge resolved). A change
 // that conflicts either way is a *checkout.ConflictError of the merge:
 // each region with both sides.
-func applyChange(ctx context.Context, from *Target, tip plumbing.Hash) (head plumbing.Hash, merged *checkout.MergeResult, err error) {
+func applyChange(ctx context.Context, from *Target, branch string, tip plumbing.Hash) (head plumbing.Hash, merged *checkout.MergeResult, err error) {
 	mb, err := from.Repo.Commit(from.Base)
 	if err != nil {
 		return plumbing.ZeroHash, nil, err
@@ -119,7 +119,7 @@ func applyChange(ctx context.Context, from *Target, tip plumbing.Hash) (head plu
 	}
 	if res.Unchanged {
 		// Nothing of the change would be tested on the branch.
-		return plumbing.ZeroHash, nil, fmt.Errorf("the change is on %s already: merged three ways, it changes nothing there", from.Name+"'s target branch")
+		return plumbing.ZeroHash, nil, fmt.Errorf("the change is on %s already: merged three ways, it changes nothing there", branch)
 	}
 	return head, res, nil
 }

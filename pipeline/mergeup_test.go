@@ -117,3 +117,31 @@ func TestMergeUp(t *testing.T) {
 		t.Errorf("merge-up into the PR's own branch: %v, want refused", err)
 	}
 }
+
+// A backport branch that has the change already: its merge would change
+// nothing, so nothing of the change would be tested there; the target
+// says so, naming the branch, and has no head.
+func TestBackportAlreadyThere(t *testing.T) {
+	dir := backportRepo(t)
+	r, err := git.PlainOpen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr, err := r.Reference("refs/pull/9/head", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Storer.SetReference(plumbing.NewHashReference("refs/heads/has-it", pr.Hash())); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Config{Repo: dir, PR: 9, Base: "master", BackportTo: []string{"has-it"}, Out: t.TempDir()}
+	cfg.setDefaults()
+	targets, err := plan(context.Background(), &cfg, t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp := targets[1].Backport
+	if bp.Applied || !targets[1].Head.IsZero() || !strings.Contains(bp.Error, "the change is on has-it already") {
+		t.Errorf("backport onto a branch that has the change: %+v, want an error naming has-it and no head", bp)
+	}
+}
