@@ -224,8 +224,12 @@ func GitHubLogin(getenv func(string) string) string {
 	return ""
 }
 
-// actionsRunURL is the link to the GitHub Actions run, when there is one.
-func (c *Config) actionsRunURL() string { return ActionsRunURL(c.Getenv) }
+// RunURL is the link to the GitHub Actions run this process is a job of,
+// from its environment (Getenv); "" outside Actions.
+func (c Config) RunURL() string {
+	c.setDefaults()
+	return ActionsRunURL(c.Getenv)
+}
 
 // ActionsRunURL is the link to the GitHub Actions run the process is a job
 // of, from the environment the runner sets; "" outside Actions.

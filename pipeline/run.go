@@ -225,7 +225,7 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 			Status:        results.StatusRunning,
 			Settings:      settingsOf(&cfg),
 			Machine:       machine(),
-			RunURL:        cfg.actionsRunURL(),
+			RunURL:        cfg.RunURL(),
 		},
 	}
 	r.file = &resultFile{path: filepath.Join(out, "results.json"), res: r.Result}

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/patchproof/patchproof/internal/secretenv"
 	"github.com/patchproof/patchproof/pipeline"
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/report"
@@ -98,11 +97,7 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 	// The results were written on machines that ran the PR's code: the link
 	// to their run is not taken from them but from this job's own
 	// environment (the same workflow run), or there is none.
-	getenv := cfg.Getenv
-	if getenv == nil {
-		getenv = secretenv.Getenv
-	}
-	runURL := pipeline.ActionsRunURL(getenv)
+	runURL := cfg.RunURL()
 	for _, res := range rs {
 		res.RunURL = runURL
 	}

@@ -3,8 +3,9 @@ package checkout
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -189,21 +190,18 @@ func MergeUp(s storer.Storer, base, head, tip *object.Commit, msg string, sig ob
 }
 
 func merge(s storer.Storer, base, head, tip *object.Commit, parents []plumbing.Hash, msg string, sig object.Signature) (plumbing.Hash, *MergeResult, error) {
-	flat := map[string]Files{}
-	for name, c := range map[string]*object.Commit{"base": base, "head": head, "tip": tip} {
+	var flat [3]Files // base's, head's, tip's
+	for i, c := range []*object.Commit{base, head, tip} {
 		tree, err := c.Tree()
 		if err != nil {
 			return plumbing.ZeroHash, nil, err
 		}
-		if flat[name], err = Flatten(tree); err != nil {
+		if flat[i], err = Flatten(tree); err != nil {
 			return plumbing.ZeroHash, nil, err
 		}
 	}
-	fb, fh, ft := flat["base"], flat["head"], flat["tip"]
-	out := Files{}
-	for p, e := range ft {
-		out[p] = e
-	}
+	fb, fh, ft := flat[0], flat[1], flat[2]
+	out := maps.Clone(ft)
 	res := &MergeResult{}
 	var conflicts []HunkConflict
 	paths := map[string]bool{}
@@ -213,7 +211,7 @@ func merge(s storer.Storer, base, head, tip *object.Commit, parents []plumbing.H
 	for p := range fh {
 		paths[p] = true
 	}
-	for _, p := range sortedKeys(paths) {
+	for _, p := range slices.Sorted(maps.Keys(paths)) {
 		b, inB := fb[p]
 		h, inH := fh[p]
 		t, inT := ft[p]
@@ -278,7 +276,7 @@ func merge(s storer.Storer, base, head, tip *object.Commit, parents []plumbing.H
 	}
 	// A file where the other side has a directory (foo and foo/x) would
 	// make a tree git cannot check out.
-	for _, p := range sortedKeys(filesOf(out)) {
+	for _, p := range slices.Sorted(maps.Keys(out)) {
 		for dir := path.Dir(p); dir != "."; dir = path.Dir(dir) {
 			if _, ok := out[dir]; ok {
 				conflicts = append(conflicts, HunkConflict{File: dir, Reason: "a file on one side, a directory on the other (" + p + ")"})
@@ -302,23 +300,6 @@ func merge(s storer.Storer, base, head, tip *object.Commit, parents []plumbing.H
 // executable.
 func textMode(m filemode.FileMode) bool {
 	return m == filemode.Regular || m == filemode.Executable || m == filemode.Deprecated
-}
-
-func filesOf(f Files) map[string]bool {
-	m := make(map[string]bool, len(f))
-	for p := range f {
-		m[p] = true
-	}
-	return m
-}
-
-func sortedKeys(m map[string]bool) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // maxMergeBlob bounds a file merged: php-src's largest sources are a few
