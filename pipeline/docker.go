@@ -127,15 +127,15 @@ func (r *Run) suiteExecutor(ctx context.Context, db *mysqld.Server) (phptests.Ex
 }
 
 // serverContainer is where the race check and the benchmark run a build's
-// Apache module: nil (this host) but under --builder docker, where it is a
+// Apache module: this host but under --builder docker, where it is a
 // container of the serve image in the network namespace of the database's
 // container (db), as the suites are: PHP reaches the server at 127.0.0.1
 // with a host server's accounts (db.LocalConn), the run's internal network
 // and nothing else, and this host reaches Apache at the database
 // container's address.
-func (r *Run) serverContainer(ctx context.Context, db *mysqld.Server) (*httpd.Container, error) {
+func (r *Run) serverContainer(ctx context.Context, db *mysqld.Server) (httpd.Placement, error) {
 	if !r.Config.inDocker() {
-		return nil, nil
+		return httpd.Host{}, nil
 	}
 	if db.ContainerID == "" {
 		return nil, errors.New("apache in a container: the database is not in a container")

@@ -59,7 +59,7 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
-	ctr, err := r.serverContainer(ctx, db)
+	place, err := r.serverContainer(ctx, db)
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 			DB: workload.DB{Conn: db.LocalConn()}, DBPID: db.PID,
 			Quick: r.Config.Bench != BenchReport, Threads: r.Config.Threads, Passes: r.Config.Passes,
 			Sweep: r.Config.Sweep, AA: r.Config.AA, NoPin: r.Config.NoPin,
-			Container:  ctr,
+			Placement:  place,
 			ServerCPUs: r.Config.ServerCPUs, LoadCPUs: r.Config.LoadCPUs, DBCPUs: r.Config.DBCPUs,
 			Log:  r.Log,
 			Step: func(step string) { r.Progress.Step("%s: %s", j.t.Name, step) },
