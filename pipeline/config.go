@@ -354,6 +354,10 @@ func (c *Config) validate() error {
 			return &results.InputError{Input: input, Err: fmt.Errorf("%q is the base branch itself", b)}
 		}
 	}
+	// The run's placement is made from it (placementOf).
+	if _, err := builders.ParseExecutorKind(string(c.Builder)); err != nil {
+		return &results.InputError{Input: "--builder " + string(c.Builder), Err: err}
+	}
 	if c.RaceRequests < 0 || (c.RaceRequests > 0 && c.RaceRequests < MinRaceRequests) {
 		return &results.InputError{Input: fmt.Sprintf("--race-requests %d", c.RaceRequests), Err: fmt.Errorf("want at least %d (0: the default)", MinRaceRequests)}
 	}

@@ -237,8 +237,8 @@ func cgroupCheck(o HostOptions) HostCheck {
 		c.Status = "no cpu controller: CPU time is read from /proc"
 		return c
 	}
-	if o.Builder == builders.KindDocker {
-		c.OK, c.Status = true, "unified, cpu controller: the engine accounts each container's CPU time"
+	if how := placementOf(o.Builder).cpuAccounting(); how != "" {
+		c.OK, c.Status = true, "unified, cpu controller: "+how
 		return c
 	}
 	self, err := os.ReadFile(filepath.Join(o.Proc, "self/cgroup"))

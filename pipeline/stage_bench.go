@@ -59,7 +59,7 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
-	place, err := r.serverContainer(ctx, db)
+	place, err := r.place.server(ctx, r, db)
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -18,7 +17,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/patchproof/patchproof/builders"
-	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
@@ -246,42 +244,11 @@ func (buildStage) jobs(r *Run) ([]buildJob, error) {
 	return jobs, nil
 }
 
-// newBuilder makes the builder of --builder.
+// newBuilder makes the builder of the run's placement.
 func newBuilder(ctx context.Context, r *Run) (*builders.Builder, error) {
 	b := &builders.Builder{CacheDir: r.Cache, CacheMax: r.Config.CacheMax}
-	switch r.Config.Builder {
-	case builders.KindHost:
-		b.Exec = &builders.Host{}
-		if _, err := exec.LookPath("ccache"); err == nil {
-			b.CCache = true
-		}
-		if slices.Contains(r.Config.Variants, builders.ZTS) {
-			apxs, err := exec.LookPath("apxs2")
-			if err != nil {
-				apxs, err = exec.LookPath("apxs")
-			}
-			if err != nil {
-				return nil, errors.New("ZTS builds need apxs2 for the Apache module the benchmark loads (apt-get install apache2-dev; see patchproof doctor)")
-			}
-			b.Apxs = apxs
-		}
-	case builders.KindDocker:
-		c, err := r.dockerClient(ctx)
-		if err != nil {
-			return nil, err
-		}
-		r.Progress.Step("docker: preparing the build image")
-		img, err := builders.EnsureBuildImage(ctx, c, r.imageOptions(r.Log))
-		if err != nil {
-			return nil, err
-		}
-		// A build container binds its own directory and the shared ccache
-		// (read-only for a head), nothing else of the cache: the other
-		// builds are out of the code under test's reach.
-		d := &builders.Docker{Client: c, Image: img, User: docker.User(), Labels: docker.Labels("build")}
-		b.Exec, b.CCache, b.Apxs = d, true, "/usr/bin/apxs2"
-	default:
-		return nil, fmt.Errorf("unknown builder %q", r.Config.Builder)
+	if err := r.place.builder(ctx, r, b); err != nil {
+		return nil, err
 	}
 	return b, nil
 }

@@ -203,7 +203,7 @@ func (r *Run) suiteServers(ctx context.Context, n int) ([]*suiteServer, error) {
 	}
 	var servers []*suiteServer
 	for i, db := range dbs {
-		exec, err := r.suiteExecutor(ctx, db)
+		exec, err := r.place.suites(ctx, r, db)
 		if err != nil {
 			r.CloseExtraDatabases()
 			return nil, err
