@@ -262,10 +262,6 @@ const (
 // wants reports whether --stages selected s.
 func (c *Config) wants(s Stage) bool { return c.Stages.Has(s.String()) }
 
-// inDocker reports whether the build's code runs in containers
-// (--builder docker), and so everything that runs it.
-func (c *Config) inDocker() bool { return c.Builder == builders.KindDocker }
-
 // BenchMode is the benchmark's settings, by --bench's names.
 type BenchMode string
 

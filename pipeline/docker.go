@@ -187,4 +187,8 @@ func (dockerPlacement) server(ctx context.Context, r *Run, db *mysqld.Server) (h
 	return &httpd.Container{Client: c, Image: img, Network: "container:" + db.ContainerID, Labels: docker.Labels("server")}, nil
 }
 
+// wants leaves out what the images have: the compilers, Apache, valgrind
+// and MariaDB.
+func (dockerPlacement) wants(n Need) bool { return n.Builder != builders.KindHost }
+
 func (dockerPlacement) cpuAccounting() string { return "the engine accounts each container's CPU time" }

@@ -26,6 +26,10 @@ type Need struct {
 	Package  string // the Debian package that has it
 	Why      string
 	Optional bool
+	// Builder, when set, is the one --builder whose runs need it:
+	// KindHost for what the images have in containers (the compilers,
+	// Apache, MariaDB), KindDocker for what only containers need.
+	Builder builders.ExecutorKind
 }
 
 // Requirement is a stage's Need on this host, and whether it is there.

@@ -30,6 +30,8 @@ type placement interface {
 	// server is where the race check and the benchmark run a build's
 	// Apache module, beside db.
 	server(ctx context.Context, r *Run, db *mysqld.Server) (httpd.Placement, error)
+	// wants reports whether the run needs n on this host.
+	wants(n Need) bool
 	// cpuAccounting says what measures a server's CPU time for the run,
 	// for doctor; "" where the run makes the server a cgroup of its own.
 	cpuAccounting() string
@@ -48,6 +50,21 @@ func placementOf(kind builders.ExecutorKind) placement {
 		return dockerPlacement{}
 	}
 	return hostPlacement{}
+}
+
+// placed is the needs that the run's --builder has on this host: a Need
+// that names a builder is another's.
+func (c *Config) placed(needs ...Need) []Need {
+	p := placementOf(c.Builder)
+	return slices.DeleteFunc(needs, func(n Need) bool { return !p.wants(n) })
+}
+
+// only marks needs as those of one --builder alone.
+func only(kind builders.ExecutorKind, needs ...Need) []Need {
+	for i := range needs {
+		needs[i].Builder = kind
+	}
+	return needs
 }
 
 // hostPlacement runs everything on this host: its compilers, mariadbd,
@@ -83,5 +100,7 @@ func (hostPlacement) suites(context.Context, *Run, *mysqld.Server) (phptests.Exe
 func (hostPlacement) server(context.Context, *Run, *mysqld.Server) (httpd.Placement, error) {
 	return httpd.Host{}, nil
 }
+
+func (hostPlacement) wants(n Need) bool { return n.Builder != builders.KindDocker }
 
 func (hostPlacement) cpuAccounting() string { return "" }

@@ -28,26 +28,27 @@ type buildStage struct{}
 func (buildStage) String() string { return "build" }
 
 func (buildStage) Needs(cfg *Config) []Need {
-	if cfg.inDocker() {
-		return []Need{
-			{Tool: "dockerd", Package: "docker.io", Why: "the Docker engine the builds run in"},
-			{Tool: "debootstrap", Package: "debootstrap", Why: "makes the Debian base image where no registry is reachable"},
-		}
-	}
-	needs := []Need{
+	// In containers the build image has the compilers; this host runs
+	// the engine and makes the image's base.
+	needs := only(builders.KindDocker,
+		Need{Tool: "dockerd", Package: "docker.io", Why: "the Docker engine the builds run in"},
+		Need{Tool: "debootstrap", Package: "debootstrap", Why: "makes the Debian base image where no registry is reachable"},
+	)
+	host := []Need{
 		{Tool: "gcc", Package: "gcc", Why: "compiles PHP"},
 		{Tool: "make", Package: "make", Why: "runs PHP's build"},
 		{Tool: "pkg-config", Package: "pkg-config", Why: "configure finds libraries with it"},
 	}
 	if slices.Contains(cfg.Variants, builders.ZTS) {
-		needs = append(needs, Need{Tool: "apxs2", Package: "apache2-dev", Why: "ZTS builds the Apache module the benchmark loads"})
+		host = append(host, Need{Tool: "apxs2", Package: "apache2-dev", Why: "ZTS builds the Apache module the benchmark loads"})
 	}
-	return append(needs,
+	host = append(host,
 		Need{Tool: "autoconf", Package: "autoconf", Why: "git checkouts have no configure: ./buildconf"},
 		Need{Tool: "bison", Package: "bison", Why: "git checkouts generate their parsers"},
 		Need{Tool: "re2c", Package: "re2c", Why: "git checkouts generate their scanners"},
 		Need{Tool: "ccache", Package: "ccache", Why: "a head build after its base recompiles only what changed", Optional: true},
 	)
+	return cfg.placed(append(needs, only(builders.KindHost, host...)...)...)
 }
 
 type buildJob struct {

@@ -30,11 +30,9 @@ type raceStage struct{}
 func (raceStage) String() string { return "race" }
 
 func (raceStage) Needs(cfg *Config) []Need {
-	var needs []Need
-	if !cfg.inDocker() { // else Apache is in the serve image
-		needs = append(needs, Need{Tool: "apache2", Package: "apache2", Why: "16 threads of one process serve the concurrency check"})
-	}
-	return append(needs,
+	return cfg.placed(
+		// In containers Apache is in the serve image.
+		Need{Tool: "apache2", Package: "apache2", Why: "16 threads of one process serve the concurrency check", Builder: builders.KindHost},
 		Need{Tool: "addr2line", Package: "binutils", Why: "names the frames of ThreadSanitizer's reports"},
 		Need{Tool: "gcc", Package: "libtsan2", Why: "-fsanitize=thread and the TSan runtime (gcc -print-file-name=libtsan.so)"},
 	)

@@ -32,13 +32,12 @@ type testsStage struct{}
 func (testsStage) String() string { return "tests" }
 
 func (testsStage) Needs(cfg *Config) []Need {
-	if cfg.inDocker() {
-		return nil // Debian's MariaDB in an image of its own, the suites in the build image
-	}
-	return []Need{
-		{Tool: "mariadbd", Package: "mariadb-server", Why: "the MySQL-compatible server the suites run against"},
-		{Tool: "mariadb-install-db", Package: "mariadb-server", Why: "initialises the server's datadir"},
-	}
+	// In containers Debian's MariaDB has an image of its own, and the
+	// suites run in the build image.
+	return cfg.placed(only(builders.KindHost,
+		Need{Tool: "mariadbd", Package: "mariadb-server", Why: "the MySQL-compatible server the suites run against"},
+		Need{Tool: "mariadb-install-db", Package: "mariadb-server", Why: "initialises the server's datadir"},
+	)...)
 }
 
 type suiteJob struct {
