@@ -262,10 +262,6 @@ const (
 // wants reports whether --stages selected s.
 func (c *Config) wants(s Stage) bool { return c.Stages.Has(s.String()) }
 
-// inDocker reports whether the build's code runs in containers
-// (--builder docker), and so everything that runs it.
-func (c *Config) inDocker() bool { return c.Builder == builders.KindDocker }
-
 // BenchMode is the benchmark's settings, by --bench's names.
 type BenchMode string
 
@@ -353,6 +349,10 @@ func (c *Config) validate() error {
 		case b == c.Base:
 			return &results.InputError{Input: input, Err: fmt.Errorf("%q is the base branch itself", b)}
 		}
+	}
+	// The run's placement is made from it (placementOf).
+	if _, err := builders.ParseExecutorKind(string(c.Builder)); err != nil {
+		return &results.InputError{Input: "--builder " + string(c.Builder), Err: err}
 	}
 	if c.RaceRequests < 0 || (c.RaceRequests > 0 && c.RaceRequests < MinRaceRequests) {
 		return &results.InputError{Input: fmt.Sprintf("--race-requests %d", c.RaceRequests), Err: fmt.Errorf("want at least %d (0: the default)", MinRaceRequests)}

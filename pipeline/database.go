@@ -3,14 +3,12 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 )
 
@@ -126,17 +124,10 @@ func (r *Run) startDatabase(ctx context.Context, n int) (*mysqld.Server, *os.Fil
 		return nil, nil, fmt.Errorf("start mariadb: %w", err)
 	}
 	opt := mysqld.Options{Dir: dir, Log: log}
-	where := "on this host"
-	if r.Config.inDocker() {
-		// In a container of its own on the run's network: the suites'
-		// containers reach it there, and nothing else does.
-		d, err := r.databaseContainer(ctx, log)
-		if err != nil {
-			log.Close()
-			return nil, nil, fmt.Errorf("start mariadb: %w", err)
-		}
-		d.Alias = alias
-		opt.Engine, opt.Docker, where = mysqld.EngineDocker, d, "in a container"
+	where, err := r.place.database(ctx, r, &opt, alias)
+	if err != nil {
+		log.Close()
+		return nil, nil, fmt.Errorf("start mariadb: %w", err)
 	}
 	r.Progress.Step("starting MariaDB %s (log logs/%s)", where, logName)
 	s, err := mysqld.Start(life, opt)
@@ -146,21 +137,6 @@ func (r *Run) startDatabase(ctx context.Context, n int) (*mysqld.Server, *os.Fil
 	}
 	fmt.Fprintf(r.Log, "MariaDB %s %s on %s:%d and %s (pid %d, log logs/%s), TLS with a CA made at its start\n", s.Version, where, s.Host, s.Port, s.Socket, s.PID, logName)
 	return s, log, nil
-}
-
-// databaseContainer says where the run's MariaDB runs under --builder
-// docker: the run's network, an image of Debian's MariaDB (made once).
-func (r *Run) databaseContainer(ctx context.Context, log io.Writer) (*mysqld.DockerOptions, error) {
-	c, network, err := r.dockerNetwork(ctx)
-	if err != nil {
-		return nil, err
-	}
-	r.Progress.Step("docker: preparing the MariaDB image")
-	img, err := mysqld.EnsureImage(ctx, c, r.imageOptions(log))
-	if err != nil {
-		return nil, err
-	}
-	return &mysqld.DockerOptions{Client: c, Image: img, Network: network, User: docker.User(), Labels: docker.Labels("db")}, nil
 }
 
 // closeDatabase stops the run's MariaDB, if a stage started it. It is safe

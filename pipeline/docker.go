@@ -104,14 +104,54 @@ func (r *Run) imageOptions(log io.Writer) docker.ImageOptions {
 	return opt
 }
 
-// suiteExecutor is where the test suites run against db: on this host, or
-// under --builder docker in containers of the build image that share the
-// database container's network namespace, so that they reach it at
-// 127.0.0.1 as on a host, and the run's internal network, nothing else.
-func (r *Run) suiteExecutor(ctx context.Context, db *mysqld.Server) (phptests.Executor, error) {
-	if !r.Config.inDocker() {
-		return phptests.Host{}, nil
+// dockerPlacement runs the code under test in containers: the builds in
+// the build image, the database in an image of Debian's MariaDB on the
+// run's internal network, and the suites and servers in containers that
+// share the database container's network namespace. This host keeps the
+// engine, and what measures from outside (wrk, perf, gcc for the lock
+// counter, addr2line).
+type dockerPlacement struct{}
+
+func (dockerPlacement) builder(ctx context.Context, r *Run, b *builders.Builder) error {
+	c, err := r.dockerClient(ctx)
+	if err != nil {
+		return err
 	}
+	r.Progress.Step("docker: preparing the build image")
+	img, err := builders.EnsureBuildImage(ctx, c, r.imageOptions(r.Log))
+	if err != nil {
+		return err
+	}
+	// A build container binds its own directory and the shared ccache
+	// (read-only for a head), nothing else of the cache: the other
+	// builds are out of the code under test's reach.
+	d := &builders.Docker{Client: c, Image: img, User: docker.User(), Labels: docker.Labels("build")}
+	b.Exec, b.CCache, b.Apxs = d, true, "/usr/bin/apxs2"
+	return nil
+}
+
+// database is a container of its own on the run's network, of an image
+// of Debian's MariaDB (made once): the suites' containers reach it there,
+// and nothing else does.
+func (dockerPlacement) database(ctx context.Context, r *Run, opt *mysqld.Options, alias string) (string, error) {
+	c, network, err := r.dockerNetwork(ctx)
+	if err != nil {
+		return "", err
+	}
+	r.Progress.Step("docker: preparing the MariaDB image")
+	img, err := mysqld.EnsureImage(ctx, c, r.imageOptions(opt.Log))
+	if err != nil {
+		return "", err
+	}
+	opt.Engine = mysqld.EngineDocker
+	opt.Docker = &mysqld.DockerOptions{Client: c, Image: img, Network: network, Alias: alias, User: docker.User(), Labels: docker.Labels("db")}
+	return "in a container", nil
+}
+
+// suites are containers of the build image that share the database
+// container's network namespace, so that they reach it at 127.0.0.1 as on
+// a host, and the run's internal network, nothing else.
+func (dockerPlacement) suites(ctx context.Context, r *Run, db *mysqld.Server) (phptests.Executor, error) {
 	if db.ContainerID == "" {
 		return nil, errors.New("suites in containers: the database is not in a container")
 	}
@@ -126,17 +166,12 @@ func (r *Run) suiteExecutor(ctx context.Context, db *mysqld.Server) (phptests.Ex
 	return &phptests.Container{Client: c, Image: img, Network: "container:" + db.ContainerID, User: docker.User(), Labels: docker.Labels("tests")}, nil
 }
 
-// serverContainer is where the race check and the benchmark run a build's
-// Apache module: nil (this host) but under --builder docker, where it is a
-// container of the serve image in the network namespace of the database's
-// container (db), as the suites are: PHP reaches the server at 127.0.0.1
-// with a host server's accounts (db.LocalConn), the run's internal network
-// and nothing else, and this host reaches Apache at the database
-// container's address.
-func (r *Run) serverContainer(ctx context.Context, db *mysqld.Server) (*httpd.Container, error) {
-	if !r.Config.inDocker() {
-		return nil, nil
-	}
+// server is a container of the serve image in the network namespace of
+// the database's container (db), as the suites are: PHP reaches the
+// server at 127.0.0.1 with a host server's accounts (db.LocalConn), the
+// run's internal network and nothing else, and this host reaches Apache
+// at the database container's address.
+func (dockerPlacement) server(ctx context.Context, r *Run, db *mysqld.Server) (httpd.Placement, error) {
 	if db.ContainerID == "" {
 		return nil, errors.New("apache in a container: the database is not in a container")
 	}
@@ -151,3 +186,9 @@ func (r *Run) serverContainer(ctx context.Context, db *mysqld.Server) (*httpd.Co
 	}
 	return &httpd.Container{Client: c, Image: img, Network: "container:" + db.ContainerID, Labels: docker.Labels("server")}, nil
 }
+
+// wants leaves out what the images have: the compilers, Apache, valgrind
+// and MariaDB.
+func (dockerPlacement) wants(n Need) bool { return n.Builder != builders.KindHost }
+
+func (dockerPlacement) cpuAccounting() string { return "the engine accounts each container's CPU time" }

@@ -26,6 +26,10 @@ type Need struct {
 	Package  string // the Debian package that has it
 	Why      string
 	Optional bool
+	// Builder, when set, is the one --builder whose runs need it:
+	// KindHost for what the images have in containers (the compilers,
+	// Apache, MariaDB), KindDocker for what only containers need.
+	Builder builders.ExecutorKind
 }
 
 // Requirement is a stage's Need on this host, and whether it is there.
@@ -237,8 +241,8 @@ func cgroupCheck(o HostOptions) HostCheck {
 		c.Status = "no cpu controller: CPU time is read from /proc"
 		return c
 	}
-	if o.Builder == builders.KindDocker {
-		c.OK, c.Status = true, "unified, cpu controller: the engine accounts each container's CPU time"
+	if how := placementOf(o.Builder).cpuAccounting(); how != "" {
+		c.OK, c.Status = true, "unified, cpu controller: "+how
 		return c
 	}
 	self, err := os.ReadFile(filepath.Join(o.Proc, "self/cgroup"))

@@ -51,9 +51,10 @@ type Run struct {
 
 	// ctx is the run's context: the run-scoped resources live as long as
 	// it does.
-	ctx  context.Context
-	db   database
-	dock dockerSide // under --builder docker
+	ctx   context.Context
+	place placement // where the code under test runs (--builder)
+	db    database
+	dock  dockerSide // under --builder docker
 	// servers is where the run's servers keep their own directories: each
 	// server's configuration and docroot, what its unprivileged user
 	// writes (ThreadSanitizer's reports, lock tables, callgrind dumps),
@@ -217,6 +218,7 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 		Progress: progress,
 		Targets:  targets,
 		ctx:      ctx,
+		place:    placementOf(cfg.Builder),
 		Result: &results.Result{
 			SchemaVersion: results.SchemaVersion,
 			Tool:          "patchproof",

@@ -24,20 +24,18 @@ type benchStage struct{}
 func (benchStage) String() string { return "bench" }
 
 func (benchStage) Needs(cfg *Config) []Need {
-	var needs []Need
-	if !cfg.inDocker() { // else Apache and valgrind are in the serve image
-		needs = append(needs,
-			Need{Tool: "apache2", Package: "apache2", Why: "mpm_event with 16 threads loads the ZTS module"},
-			Need{Tool: "valgrind", Package: "valgrind", Why: "callgrind counts instructions per request"},
-		)
-	}
-	return append(needs,
+	// In containers Apache and valgrind are in the serve image.
+	needs := only(builders.KindHost,
+		Need{Tool: "apache2", Package: "apache2", Why: "mpm_event with 16 threads loads the ZTS module"},
+		Need{Tool: "valgrind", Package: "valgrind", Why: "callgrind counts instructions per request"},
+	)
+	return cfg.placed(append(needs,
 		Need{Tool: "wrk", Package: "wrk", Why: "the HTTP load"},
 		Need{Tool: "gcc", Package: "gcc", Why: "compiles the lock counter"},
 		// On this host in both modes: it samples the server's processes
 		// by their PIDs here.
 		Need{Tool: "perf", Package: "linux-perf", Why: "perf record -e cpu-clock profiles each arm (the default measures)"},
-	)
+	)...)
 }
 
 func (s benchStage) Run(ctx context.Context, r *Run) error {
@@ -59,7 +57,7 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
-	ctr, err := r.serverContainer(ctx, db)
+	place, err := r.place.server(ctx, r, db)
 	if err != nil {
 		return err
 	}
@@ -78,7 +76,7 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 			DB: workload.DB{Conn: db.LocalConn()}, DBPID: db.PID,
 			Quick: r.Config.Bench != BenchReport, Threads: r.Config.Threads, Passes: r.Config.Passes,
 			Sweep: r.Config.Sweep, AA: r.Config.AA, NoPin: r.Config.NoPin,
-			Container:  ctr,
+			Placement:  place,
 			ServerCPUs: r.Config.ServerCPUs, LoadCPUs: r.Config.LoadCPUs, DBCPUs: r.Config.DBCPUs,
 			Log:  r.Log,
 			Step: func(step string) { r.Progress.Step("%s: %s", j.t.Name, step) },

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -18,7 +17,6 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/patchproof/patchproof/builders"
-	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
@@ -30,26 +28,27 @@ type buildStage struct{}
 func (buildStage) String() string { return "build" }
 
 func (buildStage) Needs(cfg *Config) []Need {
-	if cfg.inDocker() {
-		return []Need{
-			{Tool: "dockerd", Package: "docker.io", Why: "the Docker engine the builds run in"},
-			{Tool: "debootstrap", Package: "debootstrap", Why: "makes the Debian base image where no registry is reachable"},
-		}
-	}
-	needs := []Need{
+	// In containers the build image has the compilers; this host runs
+	// the engine and makes the image's base.
+	needs := only(builders.KindDocker,
+		Need{Tool: "dockerd", Package: "docker.io", Why: "the Docker engine the builds run in"},
+		Need{Tool: "debootstrap", Package: "debootstrap", Why: "makes the Debian base image where no registry is reachable"},
+	)
+	host := []Need{
 		{Tool: "gcc", Package: "gcc", Why: "compiles PHP"},
 		{Tool: "make", Package: "make", Why: "runs PHP's build"},
 		{Tool: "pkg-config", Package: "pkg-config", Why: "configure finds libraries with it"},
 	}
 	if slices.Contains(cfg.Variants, builders.ZTS) {
-		needs = append(needs, Need{Tool: "apxs2", Package: "apache2-dev", Why: "ZTS builds the Apache module the benchmark loads"})
+		host = append(host, Need{Tool: "apxs2", Package: "apache2-dev", Why: "ZTS builds the Apache module the benchmark loads"})
 	}
-	return append(needs,
+	host = append(host,
 		Need{Tool: "autoconf", Package: "autoconf", Why: "git checkouts have no configure: ./buildconf"},
 		Need{Tool: "bison", Package: "bison", Why: "git checkouts generate their parsers"},
 		Need{Tool: "re2c", Package: "re2c", Why: "git checkouts generate their scanners"},
 		Need{Tool: "ccache", Package: "ccache", Why: "a head build after its base recompiles only what changed", Optional: true},
 	)
+	return cfg.placed(append(needs, only(builders.KindHost, host...)...)...)
 }
 
 type buildJob struct {
@@ -246,42 +245,11 @@ func (buildStage) jobs(r *Run) ([]buildJob, error) {
 	return jobs, nil
 }
 
-// newBuilder makes the builder of --builder.
+// newBuilder makes the builder of the run's placement.
 func newBuilder(ctx context.Context, r *Run) (*builders.Builder, error) {
 	b := &builders.Builder{CacheDir: r.Cache, CacheMax: r.Config.CacheMax}
-	switch r.Config.Builder {
-	case builders.KindHost:
-		b.Exec = &builders.Host{}
-		if _, err := exec.LookPath("ccache"); err == nil {
-			b.CCache = true
-		}
-		if slices.Contains(r.Config.Variants, builders.ZTS) {
-			apxs, err := exec.LookPath("apxs2")
-			if err != nil {
-				apxs, err = exec.LookPath("apxs")
-			}
-			if err != nil {
-				return nil, errors.New("ZTS builds need apxs2 for the Apache module the benchmark loads (apt-get install apache2-dev; see patchproof doctor)")
-			}
-			b.Apxs = apxs
-		}
-	case builders.KindDocker:
-		c, err := r.dockerClient(ctx)
-		if err != nil {
-			return nil, err
-		}
-		r.Progress.Step("docker: preparing the build image")
-		img, err := builders.EnsureBuildImage(ctx, c, r.imageOptions(r.Log))
-		if err != nil {
-			return nil, err
-		}
-		// A build container binds its own directory and the shared ccache
-		// (read-only for a head), nothing else of the cache: the other
-		// builds are out of the code under test's reach.
-		d := &builders.Docker{Client: c, Image: img, User: docker.User(), Labels: docker.Labels("build")}
-		b.Exec, b.CCache, b.Apxs = d, true, "/usr/bin/apxs2"
-	default:
-		return nil, fmt.Errorf("unknown builder %q", r.Config.Builder)
+	if err := r.place.builder(ctx, r, b); err != nil {
+		return nil, err
 	}
 	return b, nil
 }

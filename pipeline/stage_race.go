@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -31,11 +30,9 @@ type raceStage struct{}
 func (raceStage) String() string { return "race" }
 
 func (raceStage) Needs(cfg *Config) []Need {
-	var needs []Need
-	if !cfg.inDocker() { // else Apache is in the serve image
-		needs = append(needs, Need{Tool: "apache2", Package: "apache2", Why: "16 threads of one process serve the concurrency check"})
-	}
-	return append(needs,
+	return cfg.placed(
+		// In containers Apache is in the serve image.
+		Need{Tool: "apache2", Package: "apache2", Why: "16 threads of one process serve the concurrency check", Builder: builders.KindHost},
 		Need{Tool: "addr2line", Package: "binutils", Why: "names the frames of ThreadSanitizer's reports"},
 		Need{Tool: "gcc", Package: "libtsan2", Why: "-fsanitize=thread and the TSan runtime (gcc -print-file-name=libtsan.so)"},
 	)
@@ -70,14 +67,14 @@ func (s raceStage) Run(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
-	ctr, err := r.serverContainer(ctx, db)
+	place, err := r.place.server(ctx, r, db)
 	if err != nil {
 		return err
 	}
 	var judged []judgedRace
 	for _, j := range jobs {
 		res := &race.Result{Threads: threads(r.Config)}
-		s.measure(ctx, r, j, workload.DB{Conn: db.LocalConn()}, ctr, res)
+		s.measure(ctx, r, j, workload.DB{Conn: db.LocalConn()}, place, res)
 		err := race.Judge(res)
 		r.setTarget(j.t, func(tr *results.TargetResult) { tr.Race = res })
 		judged = append(judged, judgedRace{j.t.Name, res, err})
@@ -122,7 +119,7 @@ func named(target string, lines []string) []string {
 
 // measure runs both parts on one target, recording into res what it
 // measured and what could not run; race.Judge decides what it means.
-func (s raceStage) measure(ctx context.Context, r *Run, j raceJob, db workload.DB, ctr *httpd.Container, res *race.Result) {
+func (s raceStage) measure(ctx context.Context, r *Run, j raceJob, db workload.DB, place httpd.Placement, res *race.Result) {
 	dir, err := r.serverDir(s.String(), safeName(j.t.Name))
 	if err != nil {
 		res.Errors = append(res.Errors, err.Error())
@@ -142,7 +139,7 @@ func (s raceStage) measure(ctx context.Context, r *Run, j raceJob, db workload.D
 			step("%s under %d threads", c.Name(), res.Threads)
 			run, err := concurrency.Counters(ctx, concurrency.Options{
 				Module: b.Module, Dir: filepath.Join(dir, counterDir(sd, memory)), DB: db,
-				Threads: res.Threads, Requests: requests, MemoryStatistics: memory, Container: ctr,
+				Threads: res.Threads, Requests: requests, MemoryStatistics: memory, Placement: place,
 				Log: r.Log, Step: func(msg string) { step("%s: %s", c.Name(), msg) },
 			})
 			if err != nil {
@@ -162,7 +159,7 @@ func (s raceStage) measure(ctx context.Context, r *Run, j raceJob, db workload.D
 		}
 	}
 
-	tsan, err := s.tsan(ctx, r, j, db, ctr, filepath.Join(dir, "tsan"), filepath.Join(r.Dir, s.String(), safeName(j.t.Name), "tsan"), step)
+	tsan, err := s.tsan(ctx, r, j, db, place, filepath.Join(dir, "tsan"), filepath.Join(r.Dir, s.String(), safeName(j.t.Name), "tsan"), step)
 	if err != nil {
 		res.Errors = append(res.Errors, "ThreadSanitizer: "+err.Error())
 		return
@@ -191,7 +188,7 @@ func counterDir(sd side.Side, memory bool) string {
 // tsan serves the same load on both TSan builds and compares their
 // reports. The servers and the runtime's reports are in dir; each side's
 // reports, read together, are kept in keep, which the results name.
-func (raceStage) tsan(ctx context.Context, r *Run, j raceJob, db workload.DB, ctr *httpd.Container, dir, keep string, step func(string, ...any)) (*race.TSan, error) {
+func (raceStage) tsan(ctx context.Context, r *Run, j raceJob, db workload.DB, place httpd.Placement, dir, keep string, step func(string, ...any)) (*race.TSan, error) {
 	for i, b := range j.tsan {
 		if b == nil {
 			return nil, fmt.Errorf("no TSan build of %s (the build stage says why)", side.Sides[i])
@@ -217,19 +214,14 @@ func (raceStage) tsan(ctx context.Context, r *Run, j raceJob, db workload.DB, ct
 			return nil, err
 		}
 		step("%s: ThreadSanitizer build under %d threads, %d requests", sd, threads(r.Config), tsanRequests)
-		var tctr *httpd.Container
-		if ctr != nil {
-			// The reports are written where this host reads them.
-			c := *ctr
-			c.Binds = append(slices.Clone(c.Binds), docker.Bind{Path: logs})
-			tctr = &c
-		}
 		start := time.Now()
 		err := concurrency.Hammer(ctx, concurrency.Options{
 			Module: b.Module, Dir: filepath.Join(dir, string(sd)), DB: db,
-			Threads: threads(r.Config), Requests: tsanRequests, Container: tctr,
-			Environ: concurrency.TSanEnviron(runtime, logs),
-			Log:     r.Log, Step: func(msg string) { step("%s (TSan): %s", sd, msg) },
+			Threads: threads(r.Config), Requests: tsanRequests,
+			// The reports are written where this host reads them.
+			Placement: place.WithBinds(docker.Bind{Path: logs}),
+			Environ:   concurrency.TSanEnviron(runtime, logs),
+			Log:       r.Log, Step: func(msg string) { step("%s (TSan): %s", sd, msg) },
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", sd, err)

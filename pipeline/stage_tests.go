@@ -32,13 +32,12 @@ type testsStage struct{}
 func (testsStage) String() string { return "tests" }
 
 func (testsStage) Needs(cfg *Config) []Need {
-	if cfg.inDocker() {
-		return nil // Debian's MariaDB in an image of its own, the suites in the build image
-	}
-	return []Need{
-		{Tool: "mariadbd", Package: "mariadb-server", Why: "the MySQL-compatible server the suites run against"},
-		{Tool: "mariadb-install-db", Package: "mariadb-server", Why: "initialises the server's datadir"},
-	}
+	// In containers Debian's MariaDB has an image of its own, and the
+	// suites run in the build image.
+	return cfg.placed(only(builders.KindHost,
+		Need{Tool: "mariadbd", Package: "mariadb-server", Why: "the MySQL-compatible server the suites run against"},
+		Need{Tool: "mariadb-install-db", Package: "mariadb-server", Why: "initialises the server's datadir"},
+	)...)
 }
 
 type suiteJob struct {
@@ -203,7 +202,7 @@ func (r *Run) suiteServers(ctx context.Context, n int) ([]*suiteServer, error) {
 	}
 	var servers []*suiteServer
 	for i, db := range dbs {
-		exec, err := r.suiteExecutor(ctx, db)
+		exec, err := r.place.suites(ctx, r, db)
 		if err != nil {
 			r.CloseExtraDatabases()
 			return nil, err

@@ -131,7 +131,7 @@ func writeDoctor(w io.Writer, rep doctorReport) {
 		}
 		tw.Flush()
 	}
-	if rep.Builder == string(builders.KindDocker) {
+	if len(rep.Docker) > 0 {
 		fmt.Fprintln(w, "\nDocker mode:")
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		for _, c := range rep.Docker {

@@ -133,18 +133,16 @@ func (b *bencher) blockServer(ctx context.Context, a arm, bl block, round int) (
 	so := b.serverOptions(a, filepath.Join(o.ServerDir, bl.name, fmt.Sprintf("round-%02d", round), a.String()))
 	so.Threads = bl.threads
 	so.KeepAliveOff = !o.keepAliveWith(bl.connections, bl.threads)
-	if so.Container != nil {
-		// A block's servers run at once in the database container's
-		// network namespace: a port each.
-		so.Container.Port = blockPort + slices.Index(o.arms(), a)
-	}
-	if o.Container == nil && !o.KeepASLR {
+	// A block's servers run at once: in one container's network
+	// namespace, a port each.
+	so.Placement = so.Placement.WithPort(blockPort + slices.Index(o.arms(), a))
+	if so.Placement.ASLROff() == nil && !o.KeepASLR {
 		// The same address layout in every server and every run: one
 		// source of variance between arms less.
 		so.Wrap = []string{"setarch", "-R"}
 	}
 	bs := &blockServer{arm: a}
-	if b.cgroupOK && o.Container == nil {
+	if b.cgroupOK {
 		cg, err := cputime.NewCgroup(fmt.Sprintf("patchproof-bench-%s-%s-%d-%s", b.nonce, bl.name, round, a))
 		if err != nil {
 			return nil, err

@@ -89,11 +89,11 @@ type Options struct {
 	// Server is the server kind; default Apache. A kind that cannot run
 	// here makes Run return an error wrapping httpd.ErrUnavailable.
 	Server httpd.Kind
-	// Container, when set, runs every server in a container (the PR's
-	// module is then never loaded on this host): its CPU time comes from
-	// the container's cgroup, ServerCPUs is its cpuset, and the lock
-	// counter is bound into it.
-	Container *httpd.Container
+	// Placement is where every server runs; default this host. In a
+	// container (the PR's module is then never loaded on this host) its
+	// CPU time comes from the container's cgroup, ServerCPUs is its
+	// cpuset, and the lock counter is bound into it.
+	Placement httpd.Placement
 
 	// Dir is the run directory: bench.txt, bench.json, the sweep chart,
 	// the profiles.
@@ -386,3 +386,11 @@ func (o Options) keepAliveWith(connections, threads int) bool {
 }
 
 func (o Options) wants(m Measure) bool { return slices.Contains(o.Measures, m) }
+
+// placement is where the servers run: Placement, or by default this host.
+func (o Options) placement() httpd.Placement {
+	if o.Placement == nil {
+		return httpd.Host{}
+	}
+	return o.Placement
+}

@@ -205,7 +205,7 @@ func newResult(o Options) *Result {
 			ServerCPUs: o.ServerCPUs, LoadCPUs: o.LoadCPUs, DBCPUs: o.DBCPUs, Quick: o.Quick,
 			Thresholds:    resolvedThresholds(th),
 			CountedPasses: o.CountedPasses, PassesPerServer: o.PassesPerServer, Pinning: o.pinning,
-			ASLR: o.Container != nil || o.KeepASLR, AA: o.AA,
+			ASLR: o.KeepASLR || o.placement().ASLROff() != nil, AA: o.AA,
 		},
 	}
 	var opcacheWarning string
@@ -228,8 +228,8 @@ func newResult(o Options) *Result {
 	if o.AA {
 		res.Warnings = append(res.Warnings, "A/A run: head is base's build itself, so any verdict of head against base is a false one")
 	}
-	if o.Container != nil && !o.KeepASLR && o.wants(MeasureCPU) {
-		res.Warnings = append(res.Warnings, "address space randomisation stays on in the container: the engine's seccomp profile refuses personality(ADDR_NO_RANDOMIZE)")
+	if err := o.placement().ASLROff(); err != nil && !o.KeepASLR && o.wants(MeasureCPU) {
+		res.Warnings = append(res.Warnings, err.Error())
 	}
 	for _, m := range o.Measures {
 		res.Settings.Measures = append(res.Settings.Measures, string(m))
@@ -309,12 +309,12 @@ func (b *bencher) prepare(ctx context.Context) error {
 		}
 		b.lockSO = so
 	}
-	if o.wants(MeasureInstructions) && o.Container == nil { // the serve image has valgrind
+	if o.wants(MeasureInstructions) {
 		v := o.Valgrind
 		if v == "" {
 			v = "valgrind"
 		}
-		if _, err := exec.LookPath(v); err != nil {
+		if err := o.placement().LookPath(v); err != nil {
 			return fmt.Errorf("instructions need valgrind: %w (apt-get install valgrind)", err)
 		}
 	}
@@ -335,9 +335,9 @@ func (b *bencher) prepare(ctx context.Context) error {
 		if _, err := exec.LookPath(w); err != nil {
 			return fmt.Errorf("CPU passes need wrk: %w (apt-get install wrk)", err)
 		}
-		if o.Container != nil {
-			// The container is the server's cgroup.
-			b.res.CPUSource = string(cputime.SourceContainer)
+		if src := o.placement().CPUSource(); src != "" {
+			// Each server has a cgroup of its own already.
+			b.res.CPUSource = string(src)
 			return nil
 		}
 		cg, err := cputime.NewCgroup("patchproof-probe-" + b.nonce)
@@ -379,16 +379,12 @@ func (b *bencher) serverOptions(a arm, dir string) httpd.Options {
 	if a.Statistics {
 		stats = "1"
 	}
-	var ctr *httpd.Container
-	if o.Container != nil {
-		c := *o.Container
-		if b.lockSO != "" {
-			c.Binds = append(slices.Clone(c.Binds), docker.Bind{Path: filepath.Dir(b.lockSO), ReadOnly: true})
-		}
-		ctr = &c
+	place := o.placement()
+	if b.lockSO != "" {
+		place = place.WithBinds(docker.Bind{Path: filepath.Dir(b.lockSO), ReadOnly: true})
 	}
 	return httpd.Options{
-		Container:    ctr,
+		Placement:    place,
 		Kind:         o.Server,
 		Dir:          dir,
 		Module:       a.build.Module,

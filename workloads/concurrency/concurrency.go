@@ -92,10 +92,10 @@ type Options struct {
 	// Environ is added to the server's environment (a sanitizer's runtime
 	// and options).
 	Environ []string
-	// Container, when set, runs the server in a container: the
-	// database's socket is bound into it beside the container's own Binds
+	// Placement is where the server runs; default this host. The
+	// database's socket is bound into a container beside its own Binds
 	// (where a sanitizer's reports go).
-	Container *httpd.Container
+	Placement httpd.Placement
 	// Timeout bounds each phase's load.
 	Timeout time.Duration
 	// Log receives the server's lifecycle and the run's steps.
@@ -128,6 +128,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Timeout == 0 {
 		o.Timeout = defaultTimeout
+	}
+	if o.Placement == nil {
+		o.Placement = httpd.Host{}
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -331,14 +334,8 @@ func start(ctx context.Context, opt Options) (*httpd.Server, error) {
 		return nil, err
 	}
 	opt.Step("starting Apache")
-	var ctr *httpd.Container
-	if opt.Container != nil {
-		c := *opt.Container
-		c.Binds = append(slices.Clone(c.Binds), docker.Bind{Path: filepath.Dir(db.Socket), ReadOnly: true})
-		ctr = &c
-	}
 	srv, err := httpd.Start(ctx, httpd.Options{
-		Container: ctr,
+		Placement: opt.Placement.WithBinds(docker.Bind{Path: filepath.Dir(db.Socket), ReadOnly: true}),
 		Dir:       opt.Dir,
 		Module:    opt.Module,
 		Threads:   opt.Threads,

@@ -102,7 +102,7 @@ func (s *Server) confData() confData {
 	d := confData{
 		Options:       s.opt,
 		Port:          s.Port,
-		Listen:        fmt.Sprintf("127.0.0.1:%d", s.Port),
+		Listen:        s.opt.Placement.listen(s.Port),
 		PidFile:       filepath.Join(s.Dir, pidName),
 		ErrorLog:      s.ErrorLog,
 		DocRoot:       s.DocRoot,
@@ -111,11 +111,6 @@ func (s *Server) confData() confData {
 		// Idle threads can never exceed Threads, so Apache never retires
 		// the one child for having too many.
 		MaxSpare: s.opt.Threads + 1,
-	}
-	if s.ctr != nil || s.opt.Container != nil {
-		// Every address of the container's own network namespace: the load
-		// comes from outside it.
-		d.Listen = fmt.Sprint(s.Port)
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.opt.Env)) {
 		d.Env = append(d.Env, envVar{k, s.opt.Env[k]})

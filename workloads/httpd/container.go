@@ -7,8 +7,10 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/docker/docker/client"
 
@@ -54,9 +56,38 @@ const (
 	containerApache = "/usr/sbin/apache2"
 )
 
-// spec is the container the server runs in.
-func (s *Server) spec() docker.Spec {
-	c := s.opt.Container
+func (c *Container) WithBinds(binds ...docker.Bind) Placement {
+	d := *c
+	d.Binds = append(slices.Clone(c.Binds), binds...)
+	return &d
+}
+
+func (c *Container) WithPort(port int) Placement {
+	d := *c
+	d.Port = port
+	return &d
+}
+
+func (*Container) ASLROff() error {
+	return errors.New("address space randomisation stays on in the container: the engine's seccomp profile refuses personality(ADDR_NO_RANDOMIZE)")
+}
+
+// CPUSource is the container's cgroup: the engine makes one a container.
+func (*Container) CPUSource() cputime.Source { return cputime.SourceContainer }
+
+// LookPath finds every program: the serve image has Apache and valgrind.
+func (*Container) LookPath(string) error { return nil }
+
+func (*Container) kind() Kind { return KindApacheDocker }
+
+// listen is every address of the container's own network namespace: the
+// load comes from outside it.
+func (*Container) listen(port int) string { return fmt.Sprint(port) }
+
+func (c *Container) start(ctx context.Context, s *Server) error { return s.startContainer(ctx, c) }
+
+// spec is the container c the server runs in.
+func (s *Server) spec(c *Container) docker.Spec {
 	// CPUs become the container's cpuset, not a taskset inside it.
 	args := append(append([]string{}, s.opt.Wrap...), containerApache, "-d", s.Dir, "-f", filepath.Join(s.Dir, confName), "-DFOREGROUND")
 	if s.opt.SingleProcess {
@@ -94,12 +125,11 @@ func (s *Server) spec() docker.Spec {
 	return spec
 }
 
-func (s *Server) startContainer(ctx context.Context) error {
-	c := s.opt.Container
+func (s *Server) startContainer(ctx context.Context, c *Container) error {
 	if c.Client == nil || c.Image == "" || c.Network == "" {
 		return errors.New("start apache in a container: no Docker client, image or network given")
 	}
-	s.Kind, s.Port = KindApacheDocker, containerPort
+	s.Port = containerPort
 	if c.Port > 0 {
 		s.Port = c.Port
 	}
@@ -110,14 +140,14 @@ func (s *Server) startContainer(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start apache: %w", err)
 	}
-	spec := s.spec()
+	spec := s.spec(c)
 	fmt.Fprintf(s.opt.Log, "apache: container of %s on network %s: %s\n", c.Image, c.Network, strings.Join(spec.Cmd, " "))
 	svc, err := docker.StartService(ctx, c.Client, spec, out)
 	if err != nil {
 		out.Close()
 		return fmt.Errorf("start apache: %w", err)
 	}
-	s.ctr, s.ContainerID = svc, svc.ID
+	s.proc, s.ContainerID = containerProcess{svc, s.opt.StopTimeout}, svc.ID
 	fail := func(err error) error {
 		return errors.Join(err, s.Stop())
 	}
@@ -152,6 +182,27 @@ func (s *Server) startContainer(ctx context.Context) error {
 	return nil
 }
 
+// containerProcess is the server's container.
+type containerProcess struct {
+	svc         *docker.Service
+	stopTimeout time.Duration
+}
+
+func (c containerProcess) Exited() <-chan struct{} { return c.svc.Exited() }
+
+func (c containerProcess) diedBySelf() error {
+	if c.svc.HasExited() {
+		return fmt.Errorf("its container had exited by itself (%v)", c.svc.ExitErr())
+	}
+	return nil
+}
+
+// stop stops Apache and removes the container.
+func (c containerProcess) stop() error          { return c.svc.Stop(c.stopTimeout) }
+func (c containerProcess) meter() cputime.Meter { return containerMeter{c.svc} }
+
+func (containerProcess) hostPID(first, pid int) (int, error) { return proc.HostPID(first, pid) }
+
 // containerMeter reads the CPU time of the server's container.
 type containerMeter struct{ svc *docker.Service }
 
@@ -160,23 +211,3 @@ func (m containerMeter) Usage() (cputime.Usage, error) {
 	return cputime.Usage{Total: t.Total, User: t.User, System: t.System}, err
 }
 func (containerMeter) Source() cputime.Source { return cputime.SourceContainer }
-
-// Meter is what measures the server's CPU time when it has its own: the
-// cgroup of its container. For a server on this host it is nil, and the
-// caller's cgroup or process group measures it.
-func (s *Server) Meter() cputime.Meter {
-	if s == nil || s.ctr == nil {
-		return nil
-	}
-	return containerMeter{s.ctr}
-}
-
-// HostPID is this host's PID of the server's process pid, as the process
-// itself knows it (getpid() in a container differs): for a server on this
-// host, pid.
-func (s *Server) HostPID(pid int) (int, error) {
-	if s.ctr == nil {
-		return pid, nil
-	}
-	return proc.HostPID(s.PID, pid)
-}

@@ -49,7 +49,7 @@ func TestApacheInContainer(t *testing.T) {
 		Files:     map[string][]byte{"index.php": []byte(probePHP), "load.php": []byte("<?php echo str_repeat('x', 100);")},
 		Env:       map[string]string{"PP_TEST": "ok"},
 		Probe:     Probe{Path: "/load.php"},
-		Container: &Container{Client: c, Image: img, Network: dockertest.Network(t, c), Labels: dockertest.Labels(t, "server")},
+		Placement: &Container{Client: c, Image: img, Network: dockertest.Network(t, c), Labels: dockertest.Labels(t, "server")},
 		Log:       testLog{t},
 	})
 	if err != nil {

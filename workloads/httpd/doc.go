@@ -29,8 +29,13 @@
 // a load of more connections than threads then sees socket errors. Keep
 // connections below Threads with keep-alive on, or set KeepAliveOff.
 //
+// Options.Placement says where the server runs: on this host (Host, the
+// default) or in a container of a local image (*Container, whose servers
+// are KindApacheDocker). Callers ask the placement what differs (the
+// paths a container must bind, whether ASLR can be turned off, what
+// measures CPU time), never which it is.
+//
 // Options.Kind is the seam for other servers: KindFrankenPHP (worker mode,
-// as in the report) and KindApacheDocker need images no registry here can
-// serve; Start answers them with an *UnavailableError, which callers report
-// as a skip.
+// as in the report) needs an image no registry here can serve; Start
+// answers it with an *UnavailableError, which callers report as a skip.
 package httpd

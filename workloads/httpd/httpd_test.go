@@ -244,7 +244,7 @@ func TestUnavailableKinds(t *testing.T) {
 	if !errors.As(err, &ue) || ue.Kind != KindFrankenPHP || !errors.Is(err, ErrUnavailable) {
 		t.Errorf("%s: error %v, want an *UnavailableError", KindFrankenPHP, err)
 	}
-	// Apache in a container runs given Options.Container, and is bad
+	// Apache in a container runs given a *Container, and is bad
 	// input without one.
 	_, err = Start(context.Background(), Options{Kind: KindApacheDocker, Dir: t.TempDir(), Module: "x"})
 	if err == nil || errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no container given") {

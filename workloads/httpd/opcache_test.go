@@ -36,13 +36,14 @@ func TestOPcache(t *testing.T) {
 	if strings.Index(ini, "opcache.enable = 0") < strings.Index(ini, "opcache.enable = 1") {
 		t.Errorf("the caller's INI comes before OPcache's settings, which would override it:\n%s", ini)
 	}
-	s := &Server{Dir: "/run/x", opcache: so, opt: Options{Module: module, Container: &Container{Image: "i", Network: "n"}}}
+	s := &Server{Dir: "/run/x", opcache: so, opt: Options{Module: module}}
+	ctr := &Container{Image: "i", Network: "n"}
 	found := false
-	for _, b := range s.spec().Binds {
+	for _, b := range s.spec(ctr).Binds {
 		found = found || (b.Path == filepath.Dir(so) && b.ReadOnly)
 	}
 	if !found {
-		t.Errorf("the container does not bind %s read-only: %+v", filepath.Dir(so), s.spec().Binds)
+		t.Errorf("the container does not bind %s read-only: %+v", filepath.Dir(so), s.spec(ctr).Binds)
 	}
 
 	// The tree under test's links are not followed: a modules/ that

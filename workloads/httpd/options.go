@@ -15,7 +15,8 @@ const (
 	// KindApache is Debian's apache2 with mpm_event on this machine (the
 	// default).
 	KindApache Kind = "apache"
-	// KindApacheDocker is the same server in a container (Options.Container).
+	// KindApacheDocker is the same server in a container (a *Container
+	// as Options.Placement).
 	KindApacheDocker Kind = "apache-docker"
 	// KindFrankenPHP would run FrankenPHP in worker mode, as the report
 	// does, from the dunglas/frankenphp image.
@@ -31,7 +32,7 @@ func (k Kind) Available() error {
 	case KindFrankenPHP:
 		return &UnavailableError{Kind: k, Reason: "FrankenPHP runs from the dunglas/frankenphp image, and no container registry can be reached from here"}
 	case KindApacheDocker:
-		return nil // given Options.Container
+		return nil // given a *Container as Options.Placement
 	}
 	return fmt.Errorf("unknown server kind %q (apache, apache-docker, frankenphp)", k)
 }
@@ -106,9 +107,10 @@ type Options struct {
 	// CgroupFD, when positive, is an open cgroup v2 directory the server
 	// starts in (CLONE_INTO_CGROUP).
 	CgroupFD int
-	// Container, when set, runs the server in a container (KindApacheDocker);
-	// CPUs is then its cpuset, and Apache, CgroupFD are not used.
-	Container *Container
+	// Placement is where the server runs; default Host. In a *Container
+	// (KindApacheDocker) CPUs is the container's cpuset, and Apache,
+	// CgroupFD are not used.
+	Placement Placement
 
 	// User and Group are what Apache's child runs as when Start runs as
 	// root; default www-data. Apache refuses to serve as root.
@@ -151,6 +153,9 @@ const (
 func (o Options) withDefaults() Options {
 	if o.Kind == "" {
 		o.Kind = KindApache
+	}
+	if o.Placement == nil {
+		o.Placement = Host{}
 	}
 	if o.Threads == 0 {
 		o.Threads = defaultThreads

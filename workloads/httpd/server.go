@@ -20,8 +20,8 @@ import (
 	"time"
 
 	"github.com/patchproof/patchproof/internal/childenv"
-	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/internal/proc"
+	"github.com/patchproof/patchproof/workloads/cputime"
 	"github.com/patchproof/patchproof/workloads/service"
 )
 
@@ -50,8 +50,7 @@ type Server struct {
 	// logStart is the error log's size when Start began: Apache appends
 	// to it, and a directory used again holds an earlier server's lines.
 	logStart int64
-	proc     *service.Process // on this host
-	ctr      *docker.Service  // in a container
+	proc     process
 	stopper  service.Stopper
 }
 
@@ -64,11 +63,23 @@ func (s *Server) URL(path string) string {
 }
 
 // Exited is closed when the server's first process has exited.
-func (s *Server) Exited() <-chan struct{} {
-	if s.ctr != nil {
-		return s.ctr.Exited()
+func (s *Server) Exited() <-chan struct{} { return s.proc.Exited() }
+
+// Meter is what measures the server's CPU time when it has its own: the
+// cgroup of its container. For a server on this host it is nil, and the
+// caller's cgroup or process group measures it.
+func (s *Server) Meter() cputime.Meter {
+	if s == nil || s.proc == nil {
+		return nil
 	}
-	return s.proc.Exited()
+	return s.proc.meter()
+}
+
+// HostPID is this host's PID of the server's process pid, as the process
+// itself knows it (getpid() in a container differs): for a server on this
+// host, pid.
+func (s *Server) HostPID(pid int) (int, error) {
+	return s.proc.hostPID(s.PID, pid)
 }
 
 // Start writes the server's files into opt.Dir, starts it and waits until
@@ -79,7 +90,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 	if err := opt.Kind.Available(); err != nil {
 		return nil, fmt.Errorf("start server: %w", err)
 	}
-	if opt.Kind == KindApacheDocker && opt.Container == nil {
+	if opt.Kind == KindApacheDocker && opt.Placement.kind() != KindApacheDocker {
 		return nil, errors.New("start apache in a container: no container given")
 	}
 	if opt.Dir == "" {
@@ -107,7 +118,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 		return nil, fmt.Errorf("start apache: %w", err)
 	}
 	s := &Server{
-		Kind:     opt.Kind,
+		Kind:     opt.Placement.kind(),
 		Host:     "127.0.0.1",
 		Dir:      dir,
 		DocRoot:  filepath.Join(dir, docRootName),
@@ -129,31 +140,38 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 			return nil, fmt.Errorf("start apache: %w", err)
 		}
 	}
-	if opt.Container != nil {
-		return s, s.startContainer(ctx)
+	if err := opt.Placement.start(ctx, s); err != nil {
+		return nil, err
 	}
+	return s, nil
+}
+
+// startHost starts Apache on this host, on a free port: another taken
+// before Apache bound it is retried.
+func (s *Server) startHost(ctx context.Context) error {
+	opt := s.opt
 	apache, err := lookApache(opt.Apache)
 	if err != nil {
-		return nil, fmt.Errorf("start apache: %w", err)
+		return fmt.Errorf("start apache: %w", err)
 	}
 
 	for attempt := 1; ; attempt++ {
 		if s.Port, err = proc.FreePort(); err != nil {
-			return nil, fmt.Errorf("start apache: %w", err)
+			return fmt.Errorf("start apache: %w", err)
 		}
 		if err := s.writeConfig(); err != nil {
-			return nil, fmt.Errorf("start apache: %w", err)
+			return fmt.Errorf("start apache: %w", err)
 		}
 		logStart := logSize(s.ErrorLog)
 		p, err := s.launch(ctx, apache)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		err = s.waitReady(ctx, p.Exited(), p.WaitErr, logStart)
 		if err == nil {
-			s.proc, s.PID = p, p.Pid()
+			s.proc, s.PID = hostProcess{p}, p.Pid()
 			fmt.Fprintf(opt.Log, "apache: ready on 127.0.0.1:%d (pid %d, %d threads)\n", s.Port, p.Pid(), opt.Threads)
-			return s, nil
+			return nil
 		}
 		died := p.HasExited()
 		stopErr := p.Stop()
@@ -164,7 +182,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 			fmt.Fprintf(opt.Log, "apache: port %d taken by another process, retrying\n", s.Port)
 			continue
 		}
-		return nil, errors.Join(err, stopErr)
+		return errors.Join(err, stopErr)
 	}
 }
 
@@ -321,15 +339,7 @@ func (s *Server) Stop() error {
 // died says how the server had ended by itself, with what it logged, or
 // nil.
 func (s *Server) died() error {
-	var err error
-	if s.ctr != nil {
-		if s.ctr.HasExited() {
-			err = fmt.Errorf("its container had exited by itself (%v)", s.ctr.ExitErr())
-		}
-	} else {
-		err = s.proc.DiedBySelf()
-	}
-	if err != nil {
+	if err := s.proc.diedBySelf(); err != nil {
 		return fmt.Errorf("stop apache: %w: %s", err, s.logSince(s.logStart))
 	}
 	return nil
@@ -337,12 +347,7 @@ func (s *Server) died() error {
 
 // stop stops Apache wherever it runs (SIGTERM to its parent, SIGKILL after
 // StopTimeout) and, in a container, removes the container.
-func (s *Server) stop() error {
-	if s.ctr != nil {
-		return s.ctr.Stop(s.opt.StopTimeout)
-	}
-	return s.proc.Stop()
-}
+func (s *Server) stop() error { return s.proc.stop() }
 
 // childSignal is how Apache's parent logs a child that a signal ended
 // (AH00050, AH00051, AH00052): "child pid 42 exit signal Segmentation

@@ -60,6 +60,21 @@ type dbContainer struct {
 	stopping    atomic.Bool
 }
 
+func (c *dbContainer) died(s *Server) error {
+	if c.HasExited() && !c.stopping.Load() {
+		return fmt.Errorf("stop mariadbd: its container had exited by itself (%s); %s", c.status(), s.containerLogs(context.Background(), c))
+	}
+	return nil
+}
+
+func (c *dbContainer) stop() error {
+	c.stopping.Store(true)
+	if err := c.Stop(c.stopTimeout); err != nil {
+		return fmt.Errorf("stop mariadbd: %w", err)
+	}
+	return nil
+}
+
 // status is how the container ended.
 func (c *dbContainer) status() string {
 	if err := c.ExitErr(); err != nil {
@@ -157,7 +172,7 @@ func startContainer(ctx context.Context, opt Options) (*Server, error) {
 		return nil, fmt.Errorf("start mariadb: %w", err)
 	}
 	c := &dbContainer{Service: svc, stopTimeout: opt.StopTimeout}
-	s.ctr, s.ContainerID = c, svc.ID
+	s.proc, s.ContainerID = c, svc.ID
 	fail := func(err error) (*Server, error) {
 		if stopErr := svc.Stop(0); stopErr != nil {
 			err = errors.Join(err, stopErr)
@@ -165,7 +180,7 @@ func startContainer(ctx context.Context, opt Options) (*Server, error) {
 		s.removeSockDir()
 		return nil, err
 	}
-	if err := s.waitReadyContainer(ctx); err != nil {
+	if err := s.waitReadyContainer(ctx, c); err != nil {
 		return fail(err)
 	}
 	if err := s.checkTLS(ctx); err != nil {
@@ -192,14 +207,13 @@ func startContainer(ctx context.Context, opt Options) (*Server, error) {
 // this host, through the bind mount) and VERSION() is a short version, or
 // fails with the container's output and the error log's tail when the
 // container exits or the start timeout passes.
-func (s *Server) waitReadyContainer(ctx context.Context) error {
-	c := s.ctr
+func (s *Server) waitReadyContainer(ctx context.Context, c *dbContainer) error {
 	st := startup{
 		op:       "start mariadbd in a container",
 		deadline: time.Now().Add(s.opt.StartTimeout),
 		exited:   c.Exited(),
 		status:   c.status,
-		logs:     func() string { return s.containerLogs(ctx) },
+		logs:     func() string { return s.containerLogs(ctx, c) },
 	}
 	v, err := s.awaitLogin(ctx, st, s.Conn)
 	if err != nil {
@@ -214,6 +228,6 @@ func (s *Server) waitReadyContainer(ctx context.Context) error {
 
 // containerLogs is the container's own output (the datadir's install, a
 // shell error) and the error log's tail, for an error message.
-func (s *Server) containerLogs(ctx context.Context) string {
-	return fmt.Sprintf("container output ends:\n%s\n%s:\n%s", s.ctr.LogTail(ctx, 12), s.ErrorLog, s.logTail())
+func (s *Server) containerLogs(ctx context.Context, c *dbContainer) string {
+	return fmt.Sprintf("container output ends:\n%s\n%s:\n%s", c.LogTail(ctx, 12), s.ErrorLog, s.logTail())
 }

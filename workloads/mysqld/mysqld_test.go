@@ -118,7 +118,7 @@ func TestStartCreateDatabaseStop(t *testing.T) {
 		t.Errorf("the error shows the password: %v", err)
 	}
 
-	pgid := s.proc.Pid()
+	pgid := s.PID
 	if err := s.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
@@ -175,7 +175,7 @@ func TestCancelStopsServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Stop()
-	pgid := s.proc.Pid()
+	pgid := s.PID
 	cancel()
 	select {
 	case <-s.proc.Exited():

@@ -53,8 +53,7 @@ type Server struct {
 	opt      Options
 	sockDir  string   // a short directory made under /tmp for Socket, or ""
 	accounts []string // the hosts the user is created for
-	proc     *service.Process
-	ctr      *dbContainer // the server's container, for EngineDocker
+	proc     process  // mariadbd on this host, or its container
 	stopper  service.Stopper
 }
 
@@ -157,7 +156,7 @@ func Start(ctx context.Context, opt Options) (*Server, error) {
 			err = s.checkTLS(ctx)
 		}
 		if err == nil {
-			s.proc, s.PID = p, p.Pid()
+			s.proc, s.PID = hostProcess{p}, p.Pid()
 			fmt.Fprintf(opt.Log, "mariadb %s ready on 127.0.0.1:%d and %s\n", s.Version, s.Port, s.Socket)
 			return s, nil
 		}
@@ -256,35 +255,45 @@ func (s *Server) Stop() error {
 	return s.stopper.Stop(s.died, s.stop)
 }
 
-// died says how the server had ended by itself, with its logs, or nil.
-func (s *Server) died() error {
-	switch {
-	case s.ctr != nil:
-		if s.ctr.HasExited() && !s.ctr.stopping.Load() {
-			return fmt.Errorf("stop mariadbd: its container had exited by itself (%s); %s", s.ctr.status(), s.containerLogs(context.Background()))
-		}
-	case s.proc != nil:
-		if err := s.proc.DiedBySelf(); err != nil {
-			return fmt.Errorf("stop mariadbd: %w; %s:\n%s", err, s.ErrorLog, s.logTail())
-		}
+// process is mariadbd running, wherever it runs.
+type process interface {
+	Exited() <-chan struct{}
+	// died says how the server s had ended by itself, with its logs, or
+	// nil.
+	died(s *Server) error
+	// stop stops it (SIGTERM; SIGKILL after the stop timeout) and
+	// removes its container.
+	stop() error
+}
+
+// hostProcess is mariadbd on this host, in a process group of its own.
+type hostProcess struct{ *service.Process }
+
+func (p hostProcess) died(s *Server) error {
+	if err := p.DiedBySelf(); err != nil {
+		return fmt.Errorf("stop mariadbd: %w; %s:\n%s", err, s.ErrorLog, s.logTail())
 	}
 	return nil
 }
 
-// stop stops mariadbd wherever it runs (SIGTERM; SIGKILL after the stop
-// timeout), removes its container, and the socket's directory.
+func (p hostProcess) stop() error { return p.Stop() }
+
+// died says how the server had ended by itself, with its logs, or nil.
+func (s *Server) died() error {
+	if s.proc == nil {
+		return nil
+	}
+	return s.proc.died(s)
+}
+
+// stop stops mariadbd wherever it runs, and removes the socket's
+// directory.
 func (s *Server) stop() error {
 	defer s.removeSockDir()
-	switch {
-	case s.ctr != nil:
-		s.ctr.stopping.Store(true)
-		if err := s.ctr.Stop(s.ctr.stopTimeout); err != nil {
-			return fmt.Errorf("stop mariadbd: %w", err)
-		}
-	case s.proc != nil:
-		return s.proc.Stop()
+	if s.proc == nil {
+		return nil
 	}
-	return nil
+	return s.proc.stop()
 }
 
 // launch starts mariadbd in its own process group; cancelling ctx stops it.
