@@ -80,7 +80,7 @@ func writeCounts(w io.Writer, runs []*RunResult) {
 	fmt.Fprintln(w)
 	for _, r := range runs {
 		for _, warning := range r.Warnings {
-			fmt.Fprintf(w, "> [!WARNING]\n> %s: %s\n\n", markdown.Text(r.Build), warning)
+			fmt.Fprintf(w, "> [!WARNING]\n> %s: %s\n\n", markdown.Text(r.Build), markdown.Text(warning))
 		}
 	}
 }
