@@ -21,7 +21,7 @@ func (s Symbol) Key() string { return s.Binary + ": " + s.Name }
 
 // readSymbols adds the symbols file defines and exports to into.
 func readSymbols(file string, into map[string]Symbol) error {
-	f, err := elf.Open(file)
+	f, err := safefs.OpenELF(file)
 	if err != nil {
 		return fmt.Errorf("read symbols of %s: %w", file, err)
 	}

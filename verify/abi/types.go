@@ -2,11 +2,12 @@ package abi
 
 import (
 	"debug/dwarf"
-	"debug/elf"
 	"fmt"
 	"path"
 	"path/filepath"
 	"strings"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 )
 
 // A Type is the layout of one struct, union, enum or typedef of an
@@ -49,7 +50,7 @@ type Member struct {
 // it is made relative to the first of roots that holds it, or else
 // matched by its trailing components against the installed headers.
 func readTypes(file string, in Installed, roots []string, into map[string]*Type) error {
-	f, err := elf.Open(file)
+	f, err := safefs.OpenELF(file)
 	if err != nil {
 		return fmt.Errorf("read types of %s: %w", file, err)
 	}

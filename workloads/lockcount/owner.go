@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 )
 
 // Naming a mutex: the counter knows mutexes only by address, and a mutex
@@ -154,7 +156,7 @@ func mappedObjects(pid int) ([]mappedObject, error) {
 // plus the load bias, the mapping's base less the page of the first
 // loadable segment (zero for an executable linked at a fixed address).
 func (o mappedObject) lookup(symbol string) (uint64, bool) {
-	f, err := elf.Open(o.path)
+	f, err := safefs.OpenELF(o.path)
 	if err != nil {
 		return 0, false
 	}
