@@ -13,6 +13,7 @@ import (
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 	benchcheck "github.com/patchproof/patchproof/verify/bench"
+	"github.com/patchproof/patchproof/verify/verdict"
 	"github.com/patchproof/patchproof/workloads/bench"
 	"github.com/patchproof/patchproof/workloads/workload"
 )
@@ -107,7 +108,7 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 			r.Warn(s.String(), "bench.txt: %v", err)
 		}
 	}
-	if err := partsFailed(errs); err != nil {
+	if err := verdict.CouldNotRun(errs); err != nil {
 		return err
 	}
 	if len(failed) > 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/verify/verdict"
 )
 
 // checkoutStage exports each target's base and head trees into the run
@@ -44,7 +45,7 @@ func (checkoutStage) Run(ctx context.Context, r *Run) error {
 		res.Trees = results.Trees{Base: relPath(r.Dir, t.BaseTree), Head: relPath(r.Dir, t.HeadTree)}
 		r.save()
 	}
-	if err := partsFailed(errs); err != nil {
+	if err := verdict.CouldNotRun(errs); err != nil {
 		return err
 	}
 	if len(conflicts) > 0 {

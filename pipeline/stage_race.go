@@ -102,7 +102,7 @@ func raceOutcome(judged []judgedRace) error {
 			errs = append(errs, named(j.target, j.res.Errors)...)
 		}
 	}
-	if err := partsFailed(errs); err != nil {
+	if err := verdict.CouldNotRun(errs); err != nil {
 		return err
 	}
 	return race.CheckFailed(failed)

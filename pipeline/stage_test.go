@@ -246,27 +246,3 @@ func TestProgressActions(t *testing.T) {
 		}
 	}
 }
-
-// A stage whose parts could not all run errs with every part's message on
-// one line; with none, it has no error.
-func TestPartsFailed(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		msgs []string
-		want string // "" for no error
-	}{
-		{"none", nil, ""},
-		{"one", []string{"master: no such file"}, "master: no such file"},
-		{"two", []string{"master: a", "PHP-8.4: b"}, "master: a; PHP-8.4: b"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			err := partsFailed(tt.msgs)
-			switch {
-			case tt.want == "" && err != nil:
-				t.Errorf("= %v, want nil", err)
-			case tt.want != "" && (err == nil || err.Error() != tt.want):
-				t.Errorf("= %v, want %q", err, tt.want)
-			}
-		})
-	}
-}

@@ -1,7 +1,6 @@
 package abi
 
 import (
-	"errors"
 	"strings"
 
 	"github.com/patchproof/patchproof/verify/verdict"
@@ -30,8 +29,8 @@ func Judge(r *Result, stable bool, mode Mode) error {
 	default:
 		r.Policy = mode.String()
 	}
-	if len(r.Errors) > 0 {
-		return errors.New(strings.Join(r.Errors, "; "))
+	if err := verdict.CouldNotRun(r.Errors); err != nil {
+		return err
 	}
 	if r.Policy != string(Fail) {
 		return nil

@@ -1,7 +1,6 @@
 package race
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,8 +24,8 @@ func Judge(r *Result) error {
 			r.Errors = append(r.Errors, e)
 		}
 	}
-	if len(r.Errors) > 0 {
-		return errors.New(strings.Join(r.Errors, "; "))
+	if err := verdict.CouldNotRun(r.Errors); err != nil {
+		return err
 	}
 	return CheckFailed(r.Findings())
 }

@@ -9,6 +9,7 @@ package verdict
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Status is the outcome of a run or a stage, as results.json spells it.
@@ -126,3 +127,16 @@ func (e *CheckError) Error() string { return e.Message + ": " + ErrCheckFailed.E
 
 // Is makes a *CheckError an ErrCheckFailed.
 func (e *CheckError) Is(target error) bool { return target == ErrCheckFailed }
+
+// CouldNotRun is the error of a check or stage that could not run some of
+// its parts (a target not compared, a build's suites not run, a run that
+// did not exercise the server), each part's message on one line; nil when
+// every part ran. It is never an ErrCheckFailed: what could not run makes
+// the check an error (exit status 2), whatever the other parts found, so a
+// Judge returns it before its failures.
+func CouldNotRun(msgs []string) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}
