@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/race"
-	"github.com/patchproof/patchproof/verify/verdict"
 	"github.com/patchproof/patchproof/workloads/concurrency"
 	"github.com/patchproof/patchproof/workloads/httpd"
 	"github.com/patchproof/patchproof/workloads/workload"
@@ -71,50 +69,14 @@ func (s raceStage) Run(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
-	var judged []judgedRace
+	var judged []race.Target
 	for _, j := range jobs {
 		res := &race.Result{Threads: threads(r.Config)}
 		s.measure(ctx, r, j, workload.DB{Conn: db.LocalConn()}, place, res)
-		err := race.Judge(res)
 		r.setTarget(j.t, func(tr *results.TargetResult) { tr.Race = res })
-		judged = append(judged, judgedRace{j.t.Name, res, err})
+		judged = append(judged, race.Target{Name: j.t.Name, Result: res})
 	}
-	return raceOutcome(judged)
-}
-
-// judgedRace is a target's result and what race.Judge made of it.
-type judgedRace struct {
-	target string
-	res    *race.Result
-	err    error
-}
-
-// raceOutcome is the stage's error over its targets, one message for all,
-// each line naming its target: any target's error makes it an error, else
-// every target's findings fail the check.
-func raceOutcome(judged []judgedRace) error {
-	var errs, failed []string
-	for _, j := range judged {
-		switch {
-		case errors.Is(j.err, verdict.ErrCheckFailed):
-			failed = append(failed, named(j.target, j.res.Findings())...)
-		case j.err != nil:
-			errs = append(errs, named(j.target, j.res.Errors)...)
-		}
-	}
-	if err := verdict.CouldNotRun(errs); err != nil {
-		return err
-	}
-	return race.CheckFailed(failed)
-}
-
-// named prefixes each of a target's lines with its name.
-func named(target string, lines []string) []string {
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		out[i] = target + ": " + l
-	}
-	return out
+	return race.Judge(judged)
 }
 
 // measure runs both parts on one target, recording into res what it
