@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -13,7 +12,6 @@ import (
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 	benchcheck "github.com/patchproof/patchproof/verify/bench"
-	"github.com/patchproof/patchproof/verify/verdict"
 	"github.com/patchproof/patchproof/workloads/bench"
 	"github.com/patchproof/patchproof/workloads/workload"
 )
@@ -64,8 +62,8 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 	}
 
 	var (
-		failed, errs []string
-		txt          []benchTarget
+		judged []benchcheck.Target
+		txt    []benchTarget
 	)
 	for _, j := range jobs {
 		servers, err := r.serverDir(s.String(), safeName(j.t.Name))
@@ -94,13 +92,9 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 			checked = &benchcheck.Result{Result: *res}
 			r.setTarget(j.t, func(tr *results.TargetResult) { tr.Bench = checked })
 		}
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("%s: %v", j.t.Name, err))
-			continue
-		}
-		txt = append(txt, benchTarget{j.t.Name, res})
-		if err := benchcheck.Judge(checked); err != nil {
-			failed = append(failed, j.t.Name+": "+message(err))
+		judged = append(judged, benchcheck.Target{Name: j.t.Name, Result: checked, Err: err})
+		if err == nil {
+			txt = append(txt, benchTarget{j.t.Name, res})
 		}
 	}
 	if len(txt) > 0 {
@@ -108,13 +102,7 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 			r.Warn(s.String(), "bench.txt: %v", err)
 		}
 	}
-	if err := verdict.CouldNotRun(errs); err != nil {
-		return err
-	}
-	if len(failed) > 0 {
-		return results.CheckFailed("%s", strings.Join(failed, "; "))
-	}
-	return nil
+	return benchcheck.Judge(judged)
 }
 
 func buildRef(b *builders.Build) bench.BuildRef {
