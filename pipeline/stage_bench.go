@@ -71,7 +71,8 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 			return err
 		}
 		opt := bench.Options{
-			Base: buildRef(j.base), Dir: filepath.Join(r.Dir, s.String(), safeName(j.t.Name)), ServerDir: servers,
+			Measures: r.Config.BenchMeasures,
+			Base:     buildRef(j.base), Dir: filepath.Join(r.Dir, s.String(), safeName(j.t.Name)), ServerDir: servers,
 			DB: workload.DB{Conn: db.LocalConn()}, DBPID: db.PID,
 			Quick: r.Config.Bench != BenchReport, Threads: r.Config.Threads, Passes: r.Config.Passes,
 			Sweep: r.Config.Sweep, AA: r.Config.AA, NoPin: r.Config.NoPin,
@@ -82,9 +83,6 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 		}
 		if j.head != nil && j.head.Module != "" {
 			opt.Head = buildRef(j.head)
-		}
-		for _, m := range r.Config.BenchMeasures {
-			opt.Measures = append(opt.Measures, bench.Measure(m))
 		}
 		res, err := bench.Run(ctx, opt)
 		var checked *benchcheck.Result
