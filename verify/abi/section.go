@@ -55,9 +55,9 @@ func (r *Result) breakIcon() string {
 	case string(Fail):
 		return verdict.Failed.Icon()
 	case string(Warn):
-		return "⚠️"
+		return verdict.WarningIcon
 	}
-	return "ℹ️"
+	return verdict.InformationIcon
 }
 
 // WriteSection writes the target's "ABI" section: a line a variant, and
@@ -95,9 +95,11 @@ func (r *Result) WriteSection(w io.Writer) error {
 		}
 		f("| %s | change | where | base | head |\n|---|---|---|---|---|\n", v.Name)
 		for _, c := range v.Changes {
-			mark := "➖"
+			// A break is a regression of the ABI, whatever the policy
+			// makes of it; another change keeps it compatible.
+			mark := verdict.NoChange.Icon()
 			if c.Break {
-				mark = "❌"
+				mark = verdict.Regressed.Icon()
 			}
 			subj := c.Subject
 			if c.Member != "" {

@@ -86,8 +86,12 @@ func (r *Result) regressions() []string {
 }
 
 // serverCrashes is the regression of a head whose PHP crashed in more of
-// its servers than base's.
-const serverCrashes = "server crashes"
+// its servers than base's, as the check's message names it, and
+// crashesRegressed as the report says it.
+const (
+	serverCrashes    = "server crashes"
+	crashesRegressed = "head's PHP crashed in more of its servers than base's"
+)
 
 // headCrashes says whether head's PHP crashed in a larger share of its
 // servers than base's: Fisher's exact test, one-sided, p ≤ crashAlpha,

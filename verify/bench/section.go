@@ -430,11 +430,11 @@ func (r *Result) markdownCrashes(w io.Writer) {
 	var means string
 	switch {
 	case r.headCrashes():
-		means = fmt.Sprintf("❌ head's PHP crashed in more of its servers than base's (Fisher's exact test, one-sided, p=%.2g ≤ %v): a regression", crashesP(base, head), crashAlpha)
+		means = fmt.Sprintf("%s %s (Fisher's exact test, one-sided, p=%.2g ≤ %v): a regression", verdict.Regressed.Icon(), crashesRegressed, crashesP(base, head), crashAlpha)
 	case head != nil && head.Crashed > 0 && base == nil:
 		means = "no base servers to compare with, so it is not gated"
 	case head != nil && head.Crashed > 0 && base.Crashed == 0:
-		means = fmt.Sprintf("⚠️ base's did not, but so few crashes could fall on head's servers alone by chance (Fisher's exact test, one-sided, p=%.2g > %v), so it is not gated", crashesP(base, head), crashAlpha)
+		means = fmt.Sprintf("%s base's did not, but so few crashes could fall on head's servers alone by chance (Fisher's exact test, one-sided, p=%.2g > %v), so it is not gated", verdict.WarningIcon, crashesP(base, head), crashAlpha)
 	case head != nil && head.Crashed > 0:
 		means = fmt.Sprintf("base's crashed too, and head's not significantly more often (Fisher's exact test, one-sided, p=%.2g > %v), so it is not gated", crashesP(base, head), crashAlpha)
 	case len(r.Builds) > 1:

@@ -24,7 +24,7 @@ func (r *Result) Cell() string {
 	if n.AllIdentical() {
 		return fmt.Sprintf("%s %d/%d identical", verdict.Passed.Icon(), n.Identical, n.Compared)
 	}
-	mark := "ℹ️"
+	mark := verdict.InformationIcon
 	if r.ExpectNTSNoop {
 		mark = verdict.Failed.Icon()
 	}

@@ -60,6 +60,16 @@ func (s Status) Icon() string {
 	return "❔"
 }
 
+// The marks of what is neither a status nor a change: a warning, what a
+// reviewer must know though it gates nothing (a break under --abi warn,
+// a crash chance could explain), and information, a finding the rules do
+// not judge (a break on a branch that is not stable, NTS machine code
+// that changed where no no-op was expected).
+const (
+	WarningIcon     = "⚠️"
+	InformationIcon = "ℹ️"
+)
+
 // Change is what a comparison of head with base (or of one arm with
 // another) concludes about a measure, as results.json spells it; "" where
 // nothing was compared.
