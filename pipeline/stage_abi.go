@@ -23,7 +23,7 @@ import (
 // compared, and the report says so (its machine code is codediff's).
 type abiStage struct{}
 
-func (abiStage) String() string { return "abi" }
+func (abiStage) String() string { return results.StageABI }
 
 // Needs nothing: DWARF and symbols are read in Go (debug/dwarf).
 func (abiStage) Needs(*Config) []Need { return nil }

@@ -20,7 +20,7 @@ import (
 // base vs head, statistics on vs off, against the run's MariaDB.
 type benchStage struct{}
 
-func (benchStage) String() string { return "bench" }
+func (benchStage) String() string { return results.StageBench }
 
 func (benchStage) Needs(cfg *Config) []Need {
 	// In containers Apache and valgrind are in the serve image.

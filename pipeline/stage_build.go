@@ -25,7 +25,7 @@ import (
 // --jobs, with make's -j shared between the builds that run at once.
 type buildStage struct{}
 
-func (buildStage) String() string { return "build" }
+func (buildStage) String() string { return results.StageBuild }
 
 func (buildStage) Needs(cfg *Config) []Need {
 	// In containers the build image has the compilers; this host runs

@@ -18,7 +18,7 @@ import (
 // directory and records the commits in the Result.
 type checkoutStage struct{}
 
-func (checkoutStage) String() string { return results.CheckoutStage }
+func (checkoutStage) String() string { return results.StageCheckout }
 
 func (checkoutStage) Needs(*Config) []Need {
 	return []Need{{Why: "go-git is built in; the demo downloads Debian's php8.2 source package once"}}

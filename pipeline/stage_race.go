@@ -25,7 +25,7 @@ import (
 // the change's code or ext/mysqlnd, fails the run.
 type raceStage struct{}
 
-func (raceStage) String() string { return "race" }
+func (raceStage) String() string { return results.StageRace }
 
 func (raceStage) Needs(cfg *Config) []Need {
 	return cfg.placed(

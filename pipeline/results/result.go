@@ -81,9 +81,20 @@ type Machine struct {
 	OS       string `json:"os,omitempty"`
 }
 
-// CheckoutStage is the name of the one stage that checks nothing itself:
-// the report treats it apart. Every other stage is a check.
-const CheckoutStage = "checkout"
+// The stages' names, as results.json records them (StageResult.Name,
+// Settings.Stages) and --stages takes them. Each is the String of one
+// stage of pipeline's stage list, which orders them; nothing else spells
+// one. The checkout is the one stage that checks nothing itself: the
+// verdict and the report treat it apart (IsCheck).
+const (
+	StageCheckout = "checkout"
+	StageBuild    = "build"
+	StageCodeDiff = "codediff"
+	StageABI      = "abi"
+	StageTests    = "tests"
+	StageRace     = "race"
+	StageBench    = "bench"
+)
 
 // StageResult is one stage's outcome.
 type StageResult struct {
