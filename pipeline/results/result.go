@@ -140,6 +140,31 @@ type TargetResult struct {
 	Errors   []string          `json:"errors,omitempty"`
 }
 
+// A Check is a stage's part of a target's results as the report walks
+// them: the stage that makes it, and its Result: a verify package's
+// result, which also says what the check is where the stage did not run
+// on the target (a nil pointer, whose methods answer all the same), or
+// the builds.
+type Check struct {
+	Stage  string
+	Result any
+}
+
+// Checks are t's parts, in the order the report shows them: the machine
+// code and the ABI first, what the change is, then the builds and the
+// checks that run them. A check is a field of TargetResult above and a
+// line here.
+func (t *TargetResult) Checks() []Check {
+	return []Check{
+		{StageCodeDiff, t.CodeDiff},
+		{StageABI, t.ABI},
+		{StageBuild, t.Builds},
+		{StageTests, t.Tests},
+		{StageRace, t.Race},
+		{StageBench, t.Bench},
+	}
+}
+
 // CommitRef names a commit and how it was chosen.
 type CommitRef struct {
 	Ref    string `json:"ref"`

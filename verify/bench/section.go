@@ -16,6 +16,35 @@ import (
 	benchrun "github.com/patchproof/patchproof/workloads/bench"
 )
 
+// Label names the check in the report's tables and its verdict block.
+func (*Result) Label() string { return "contention" }
+
+// Question is the reviewer's question the check answers: the third, is
+// the contention gone.
+func (*Result) Question() int { return 3 }
+
+// Sections are the target's benchmark section, none where the check did
+// not run.
+func (r *Result) Sections() []verdict.Section {
+	if r == nil {
+		return nil
+	}
+	return []verdict.Section{r}
+}
+
+// Artifacts are the run's samples in the Go benchmark format, each
+// target's results, chart and flame graphs, and the servers' logs.
+func (r *Result) Artifacts() []verdict.Artifact {
+	if r == nil {
+		return nil
+	}
+	return []verdict.Artifact{
+		{What: "`bench.txt`"},
+		{What: "each target's `bench.json`, `sweep.svg` and flame graphs (`profile/ARM/flamegraph.svg`)"},
+		verdict.ServerLogs,
+	}
+}
+
 // sectionTitle heads the check's section of a target.
 const sectionTitle = "#### Contention benchmark\n\n"
 

@@ -1,9 +1,12 @@
 // Package verdict is the one vocabulary every check speaks: the status of a
 // stage or a run (passed, failed, could not run, did not finish…), the
 // change a comparison of base and head concludes (improved, regressed, no
-// change, not decided), and the error a check returns when it fails. Each
-// has one rendering, so that a word means the same in every section of the
-// report, in results.json and on the commit status.
+// change, not decided), and the error a check returns when it fails or
+// could not run. Each has one rendering, so that a word means the same in
+// every section of the report, in results.json and on the commit status.
+// It also names the shapes of a check's part of the report: its Section,
+// the rows it gives "What moved" (Move) and the files it tells of
+// (Artifact).
 package verdict
 
 import (
