@@ -135,3 +135,10 @@ func writeBenchTxt(path string, targets []benchTarget) error {
 	}
 	return f.Close()
 }
+
+// HostChecks are what the benchmark needs of this machine beyond its
+// tools: perf may profile this user's processes, and a server's CPU time
+// is read from a cgroup of its own where this user may make one.
+func (benchStage) HostChecks(o HostOptions) []HostCheck {
+	return []HostCheck{paranoidCheck(o), cgroupCheck(o)}
+}

@@ -320,3 +320,7 @@ func heartbeat(p *Progress, every time.Duration, status func() string) (stop fun
 	}()
 	return func() { close(done) }
 }
+
+// HostChecks are what the builds need of this machine beyond their
+// tools: free disk in the cache.
+func (buildStage) HostChecks(o HostOptions) []HostCheck { return []HostCheck{diskCheck(o)} }

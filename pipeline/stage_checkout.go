@@ -83,3 +83,8 @@ func exportTrees(ctx context.Context, r *Run, t *Target) error {
 	}
 	return nil
 }
+
+// HostChecks are what the checkout needs of this machine beyond its
+// tools: free disk in the cache, for the mirrors and for the builds it
+// leads to.
+func (checkoutStage) HostChecks(o HostOptions) []HostCheck { return []HostCheck{diskCheck(o)} }
