@@ -132,6 +132,22 @@ var stages = []Stage{
 // Stages returns the pipeline's stages in order.
 func Stages() []Stage { return slices.Clone(stages) }
 
+// A prerequisite is a stage that makes what the checks after it read (the
+// source trees, the builds): every check needs it.
+type prerequisite interface{ prerequisite() }
+
+// Prerequisites lists, in order, the names of the stages every check
+// needs: a comment that names a check runs them too (pipeline/trigger).
+func Prerequisites() []string {
+	var names []string
+	for _, s := range stages {
+		if _, ok := s.(prerequisite); ok {
+			names = append(names, s.String())
+		}
+	}
+	return names
+}
+
 // StageNames lists the stages' names in order.
 func StageNames() []string {
 	names := make([]string, len(stages))

@@ -324,3 +324,6 @@ func heartbeat(p *Progress, every time.Duration, status func() string) (stop fun
 // HostChecks are what the builds need of this machine beyond their
 // tools: free disk in the cache.
 func (buildStage) HostChecks(o HostOptions) []HostCheck { return []HostCheck{diskCheck(o)} }
+
+// prerequisite marks the builds as what every check needs.
+func (buildStage) prerequisite() {}

@@ -88,3 +88,6 @@ func exportTrees(ctx context.Context, r *Run, t *Target) error {
 // tools: free disk in the cache, for the mirrors and for the builds it
 // leads to.
 func (checkoutStage) HostChecks(o HostOptions) []HostCheck { return []HostCheck{diskCheck(o)} }
+
+// prerequisite marks the checkout as what every check needs: the trees.
+func (checkoutStage) prerequisite() {}

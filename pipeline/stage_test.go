@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -244,5 +245,13 @@ func TestProgressActions(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("progress lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// The checkout and the builds are what every check needs, in the
+// pipeline's order; no check is.
+func TestPrerequisites(t *testing.T) {
+	if got, want := Prerequisites(), []string{results.StageCheckout, results.StageBuild}; !slices.Equal(got, want) {
+		t.Errorf("Prerequisites = %q, want %q", got, want)
 	}
 }

@@ -68,9 +68,6 @@ var (
 	anyHexRE = regexp.MustCompile(`^[0-9A-Fa-f]{7,40}$`)
 )
 
-// prerequisites are the stages every check needs.
-var prerequisites = []string{"checkout", "build"}
-
 // maxThreads bounds a thread count a comment may ask for: far above any
 // runner's CPUs, low enough that no comment starts a server of a million
 // threads.
@@ -187,6 +184,7 @@ func (c *Command) setOption(key, value string) error {
 		// A check needs the trees and the builds: a maintainer names the
 		// checks, and the checkout and build stages come with them, in
 		// the pipeline's order.
+		prerequisites := pipeline.Prerequisites()
 		check := slices.ContainsFunc(set.Names(), func(n string) bool { return !slices.Contains(prerequisites, n) })
 		var names []string
 		for _, n := range pipeline.StageNames() {
