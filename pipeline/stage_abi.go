@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/side"
@@ -72,4 +73,13 @@ func abiInput(tree string, b *builders.Build) abi.Input {
 		in.Binaries = append(in.Binaries, b.Module)
 	}
 	return in
+}
+
+// extraVariants are the ThreadSanitizer builds, whose debug info the check
+// reads (see abiStage), made from the ZTS builds: none without them.
+func (abiStage) extraVariants(cfg *Config) []builders.Variant {
+	if slices.Contains(cfg.Variants, builders.ZTS) {
+		return []builders.Variant{builders.TSan}
+	}
+	return nil
 }

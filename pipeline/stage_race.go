@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -224,4 +225,13 @@ func pluralOf(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// extraVariants are the ThreadSanitizer builds the check serves its load
+// on, made from the ZTS builds: none without them.
+func (raceStage) extraVariants(cfg *Config) []builders.Variant {
+	if slices.Contains(cfg.Variants, builders.ZTS) {
+		return []builders.Variant{builders.TSan}
+	}
+	return nil
 }
