@@ -16,6 +16,7 @@ import (
 
 	"github.com/patchproof/patchproof/internal/cachedir"
 	"github.com/patchproof/patchproof/internal/safefs"
+	"github.com/patchproof/patchproof/internal/side"
 )
 
 // The build cache is bounded: after a build lands, the least recently used
@@ -31,7 +32,7 @@ import (
 type Entry struct {
 	Key      string    `json:"key"`
 	Label    string    `json:"label,omitempty"` // of the build that made it
-	Side     string    `json:"side,omitempty"`
+	Side     side.Side `json:"side,omitempty"`
 	Variant  Variant   `json:"variant,omitempty"`
 	Size     int64     `json:"size"` // bytes of its files
 	LastUsed time.Time `json:"last_used"`
@@ -130,7 +131,7 @@ func readEntry(root, key string) (Entry, error) {
 	} else if err := json.Unmarshal(data, &b); err != nil {
 		e.Damaged = fmt.Sprintf("read %s: %v", buildFile, err)
 	} else {
-		e.Label, e.Side, e.Variant = b.Label, string(b.Side), b.Variant
+		e.Label, e.Side, e.Variant = b.Label, b.Side, b.Variant
 	}
 	if e.Size, err = treeSize(dir); err != nil {
 		return Entry{}, err

@@ -188,19 +188,31 @@ func (o HostOptions) withDefaults() HostOptions {
 	return o
 }
 
+// A hostChecker is a stage that needs more of this machine than its
+// tools (Needs): it says what, as checks of this machine.
+type hostChecker interface {
+	HostChecks(o HostOptions) []HostCheck
+}
+
 // HostChecks checks what the selected stages need of this machine beyond
-// tools: for the benchmark, kernel.perf_event_paranoid (perf's profile)
-// and cgroup v2 with a cgroup this user may divide (CPU time of a
-// server's own cgroup, else /proc); for the builds, free disk in the
-// cache.
+// tools, as each stage of the list declares it (hostChecker), in the
+// stages' order, each check once: for the checkout and the builds, free
+// disk in the cache; for the benchmark, kernel.perf_event_paranoid
+// (perf's profile) and cgroup v2 with a cgroup this user may divide (CPU
+// time of a server's own cgroup, else /proc).
 func HostChecks(o HostOptions) []HostCheck {
 	o = o.withDefaults()
 	var out []HostCheck
-	if o.Stages.Has("bench") {
-		out = append(out, paranoidCheck(o), cgroupCheck(o))
-	}
-	if o.Stages.Has("build") || o.Stages.Has("checkout") {
-		out = append(out, diskCheck(o))
+	for _, s := range stages {
+		hc, ok := s.(hostChecker)
+		if !ok || !o.Stages.Has(s.String()) {
+			continue
+		}
+		for _, c := range hc.HostChecks(o) {
+			if !slices.ContainsFunc(out, func(d HostCheck) bool { return d.What == c.What }) {
+				out = append(out, c)
+			}
+		}
 	}
 	return out
 }

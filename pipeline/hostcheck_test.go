@@ -93,3 +93,16 @@ func TestHostChecksDisk(t *testing.T) {
 		t.Errorf("codediff alone: %+v, want no checks", got)
 	}
 }
+
+// The checks are the stages' own, in the stages' order, each once: the
+// checkout and the builds both need the disk.
+func TestHostChecksFromStages(t *testing.T) {
+	proc, cgroup := fakeMachine(t, "2", "cpu", "0::/user.slice/mine")
+	var got []string
+	for _, c := range HostChecks(HostOptions{Cache: t.TempDir(), Proc: proc, Cgroup: cgroup, Euid: 1000}) {
+		got = append(got, c.What)
+	}
+	if d := cmp.Diff([]string{"free disk in the cache", "kernel.perf_event_paranoid", "cgroup v2"}, got); d != "" {
+		t.Errorf("every stage's checks (-want +got):\n%s", d)
+	}
+}

@@ -115,10 +115,15 @@ func (r *Run) save() {
 }
 
 // stages is the pipeline, in the order it runs. A stage is a type with
-// String, Run and Needs, in a file of its own, and an entry here: --stages,
-// results.json's stages and doctor take the stages, their names and what
-// they need from this list alone. The report that ends the run is no stage
-// of it (finish).
+// String (its name: one of results' Stage constants), Run and Needs, in a
+// file of its own, and an entry here. What else a stage needs it declares
+// itself, with an optional method: checks of this machine beyond its tools
+// (hostChecker), builds beyond --variants (variantNeeder), being what
+// every check needs (prerequisite). --stages, results.json's stages, the
+// build stage, a comment's stages= (Prerequisites) and doctor take the
+// stages, their names and what they need from this list alone. The report
+// that ends the run is no stage of it (finish): it walks results' list of
+// each target's checks (results.TargetResult.Checks).
 var stages = []Stage{
 	checkoutStage{},
 	buildStage{},
@@ -131,6 +136,22 @@ var stages = []Stage{
 
 // Stages returns the pipeline's stages in order.
 func Stages() []Stage { return slices.Clone(stages) }
+
+// A prerequisite is a stage that makes what the checks after it read (the
+// source trees, the builds): every check needs it.
+type prerequisite interface{ prerequisite() }
+
+// Prerequisites lists, in order, the names of the stages every check
+// needs: a comment that names a check runs them too (pipeline/trigger).
+func Prerequisites() []string {
+	var names []string
+	for _, s := range stages {
+		if _, ok := s.(prerequisite); ok {
+			names = append(names, s.String())
+		}
+	}
+	return names
+}
 
 // StageNames lists the stages' names in order.
 func StageNames() []string {

@@ -34,17 +34,6 @@ func (e *SkipError) Error() string { return "skipped: " + e.Reason }
 // Skip returns a *SkipError.
 func Skip(format string, a ...any) error { return &SkipError{Reason: fmt.Sprintf(format, a...)} }
 
-// partsFailed is the error of a stage that could not do some parts of its
-// work (a target, a build), each part's message on one line; nil when every
-// part ran. A stage returns it before its findings: what could not run
-// makes the stage an error (exit 2), whatever the other parts found.
-func partsFailed(msgs []string) error {
-	if len(msgs) == 0 {
-		return nil
-	}
-	return errors.New(strings.Join(msgs, "; "))
-}
-
 // action is a stage's Run, possibly wrapped.
 type action func(ctx context.Context, r *Run) error
 

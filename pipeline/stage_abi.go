@@ -2,14 +2,13 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/abi"
-	"github.com/patchproof/patchproof/verify/verdict"
 )
 
 // abiStage compares the binary interface extensions are compiled against,
@@ -25,13 +24,13 @@ import (
 // compared, and the report says so (its machine code is codediff's).
 type abiStage struct{}
 
-func (abiStage) String() string { return "abi" }
+func (abiStage) String() string { return results.StageABI }
 
 // Needs nothing: DWARF and symbols are read in Go (debug/dwarf).
 func (abiStage) Needs(*Config) []Need { return nil }
 
 func (abiStage) Run(ctx context.Context, r *Run) error {
-	var failed, broken []error
+	var judged []abi.Target
 	compared := 0
 	for _, t := range r.Targets {
 		base, head := t.build(side.Base, builders.TSan), t.build(side.Head, builders.TSan)
@@ -49,20 +48,11 @@ func (abiStage) Run(ctx context.Context, r *Run) error {
 			fmt.Fprintf(r.Log, "%s zts: %d types, %d symbols, %d changes\n", t.Name, v.Types, v.Symbols, len(v.Changes))
 		}
 		res.NotCompared = append(res.NotCompared, abi.NotCompared{Variant: string(builders.NTS), Why: "no NTS build has debug info; its machine code is the codediff check's"})
-		err = abi.Judge(res, abi.Stable(t.Name), r.Config.ABI)
 		r.setTarget(t, func(tr *results.TargetResult) { tr.ABI = res })
-		switch {
-		case errors.Is(err, verdict.ErrCheckFailed):
-			failed = append(failed, fmt.Errorf("%s: %w", t.Name, err))
-		case err != nil:
-			broken = append(broken, fmt.Errorf("%s: %w", t.Name, err))
-		}
+		judged = append(judged, abi.Target{Name: t.Name, Result: res})
 	}
-	if len(broken) > 0 {
-		return errors.Join(broken...)
-	}
-	if len(failed) > 0 {
-		return errors.Join(failed...)
+	if err := abi.Judge(judged, r.Config.ABI); err != nil {
+		return err
 	}
 	if compared == 0 {
 		return Skip("no ThreadSanitizer builds of base and head: they carry the debug info (the race stage asks for them)")
@@ -83,4 +73,13 @@ func abiInput(tree string, b *builders.Build) abi.Input {
 		in.Binaries = append(in.Binaries, b.Module)
 	}
 	return in
+}
+
+// extraVariants are the ThreadSanitizer builds, whose debug info the check
+// reads (see abiStage), made from the ZTS builds: none without them.
+func (abiStage) extraVariants(cfg *Config) []builders.Variant {
+	if slices.Contains(cfg.Variants, builders.ZTS) {
+		return []builders.Variant{builders.TSan}
+	}
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -21,7 +20,7 @@ import (
 // base vs head, statistics on vs off, against the run's MariaDB.
 type benchStage struct{}
 
-func (benchStage) String() string { return "bench" }
+func (benchStage) String() string { return results.StageBench }
 
 func (benchStage) Needs(cfg *Config) []Need {
 	// In containers Apache and valgrind are in the serve image.
@@ -63,8 +62,8 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 	}
 
 	var (
-		failed, errs []string
-		txt          []benchTarget
+		judged []benchcheck.Target
+		txt    []benchTarget
 	)
 	for _, j := range jobs {
 		servers, err := r.serverDir(s.String(), safeName(j.t.Name))
@@ -72,7 +71,8 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 			return err
 		}
 		opt := bench.Options{
-			Base: buildRef(j.base), Dir: filepath.Join(r.Dir, s.String(), safeName(j.t.Name)), ServerDir: servers,
+			Measures: r.Config.BenchMeasures,
+			Base:     buildRef(j.base), Dir: filepath.Join(r.Dir, s.String(), safeName(j.t.Name)), ServerDir: servers,
 			DB: workload.DB{Conn: db.LocalConn()}, DBPID: db.PID,
 			Quick: r.Config.Bench != BenchReport, Threads: r.Config.Threads, Passes: r.Config.Passes,
 			Sweep: r.Config.Sweep, AA: r.Config.AA, NoPin: r.Config.NoPin,
@@ -84,22 +84,15 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 		if j.head != nil && j.head.Module != "" {
 			opt.Head = buildRef(j.head)
 		}
-		for _, m := range r.Config.BenchMeasures {
-			opt.Measures = append(opt.Measures, bench.Measure(m))
-		}
 		res, err := bench.Run(ctx, opt)
 		var checked *benchcheck.Result
 		if res != nil {
 			checked = &benchcheck.Result{Result: *res}
 			r.setTarget(j.t, func(tr *results.TargetResult) { tr.Bench = checked })
 		}
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("%s: %v", j.t.Name, err))
-			continue
-		}
-		txt = append(txt, benchTarget{j.t.Name, res})
-		if err := benchcheck.Judge(checked); err != nil {
-			failed = append(failed, j.t.Name+": "+message(err))
+		judged = append(judged, benchcheck.Target{Name: j.t.Name, Result: checked, Err: err})
+		if err == nil {
+			txt = append(txt, benchTarget{j.t.Name, res})
 		}
 	}
 	if len(txt) > 0 {
@@ -107,13 +100,7 @@ func (s benchStage) Run(ctx context.Context, r *Run) error {
 			r.Warn(s.String(), "bench.txt: %v", err)
 		}
 	}
-	if err := partsFailed(errs); err != nil {
-		return err
-	}
-	if len(failed) > 0 {
-		return results.CheckFailed("%s", strings.Join(failed, "; "))
-	}
-	return nil
+	return benchcheck.Judge(judged)
 }
 
 func buildRef(b *builders.Build) bench.BuildRef {
@@ -147,4 +134,11 @@ func writeBenchTxt(path string, targets []benchTarget) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// HostChecks are what the benchmark needs of this machine beyond its
+// tools: perf may profile this user's processes, and a server's CPU time
+// is read from a cgroup of its own where this user may make one.
+func (benchStage) HostChecks(o HostOptions) []HostCheck {
+	return []HostCheck{paranoidCheck(o), cgroupCheck(o)}
 }

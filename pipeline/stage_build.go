@@ -25,7 +25,7 @@ import (
 // --jobs, with make's -j shared between the builds that run at once.
 type buildStage struct{}
 
-func (buildStage) String() string { return "build" }
+func (buildStage) String() string { return results.StageBuild }
 
 func (buildStage) Needs(cfg *Config) []Need {
 	// In containers the build image has the compilers; this host runs
@@ -234,15 +234,40 @@ func (buildStage) jobs(r *Run) ([]buildJob, error) {
 	if err := add(r.Config.Variants); err != nil {
 		return nil, err
 	}
-	// The concurrency check's ThreadSanitizer builds come last: every other
-	// check waits on the builds before them.
-	// The ABI check reads their debug info.
-	if (r.Config.wants(raceStage{}) || r.Config.wants(abiStage{})) && slices.Contains(r.Config.Variants, builders.ZTS) {
-		if err := add([]builders.Variant{builders.TSan}); err != nil {
+	// What the selected stages need beyond --variants (the ThreadSanitizer
+	// builds) comes last: every other check waits on the builds before
+	// them.
+	if extra := extraVariants(r.Config); len(extra) > 0 {
+		if err := add(extra); err != nil {
 			return nil, err
 		}
 	}
 	return jobs, nil
+}
+
+// A variantNeeder is a stage that needs builds of variants beyond
+// --variants (the ThreadSanitizer builds, made from the ZTS ones): the
+// build stage makes them when the stage is selected.
+type variantNeeder interface {
+	extraVariants(cfg *Config) []builders.Variant
+}
+
+// extraVariants are the variants the stages cfg selects need beyond
+// cfg.Variants, each once, in the stages' order.
+func extraVariants(cfg *Config) []builders.Variant {
+	var extra []builders.Variant
+	for _, s := range stages {
+		vn, ok := s.(variantNeeder)
+		if !ok || !cfg.wants(s) {
+			continue
+		}
+		for _, v := range vn.extraVariants(cfg) {
+			if !slices.Contains(cfg.Variants, v) && !slices.Contains(extra, v) {
+				extra = append(extra, v)
+			}
+		}
+	}
+	return extra
 }
 
 // newBuilder makes the builder of the run's placement.
@@ -320,3 +345,10 @@ func heartbeat(p *Progress, every time.Duration, status func() string) (stop fun
 	}()
 	return func() { close(done) }
 }
+
+// HostChecks are what the builds need of this machine beyond their
+// tools: free disk in the cache.
+func (buildStage) HostChecks(o HostOptions) []HostCheck { return []HostCheck{diskCheck(o)} }
+
+// prerequisite marks the builds as what every check needs.
+func (buildStage) prerequisite() {}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -147,4 +148,35 @@ func commitTree(t *testing.T, g *git.Repository, parent plumbing.Hash, files map
 		t.Fatal(err)
 	}
 	return c
+}
+
+// The ThreadSanitizer builds are made for the stages that read them, the
+// race and ABI checks, from the ZTS builds: not without those stages or
+// without ZTS, and never asked of --variants.
+func TestExtraVariants(t *testing.T) {
+	stages := func(names ...string) StageSet {
+		set, err := ParseStageSet(names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return set
+	}
+	for _, tt := range []struct {
+		name string
+		cfg  Config
+		want []builders.Variant
+	}{
+		{"every stage", Config{}, []builders.Variant{builders.TSan}},
+		{"race", Config{Stages: stages("build", "race")}, []builders.Variant{builders.TSan}},
+		{"abi", Config{Stages: stages("build", "abi")}, []builders.Variant{builders.TSan}},
+		{"neither", Config{Stages: stages("build", "codediff", "tests", "bench")}, nil},
+		{"no ZTS", Config{Variants: []builders.Variant{builders.NTS}}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.cfg.setDefaults()
+			if got := extraVariants(&tt.cfg); !slices.Equal(got, tt.want) {
+				t.Errorf("extraVariants = %v, want %v", got, tt.want)
+			}
+		})
+	}
 }

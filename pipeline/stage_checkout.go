@@ -11,13 +11,14 @@ import (
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/verify/verdict"
 )
 
 // checkoutStage exports each target's base and head trees into the run
 // directory and records the commits in the Result.
 type checkoutStage struct{}
 
-func (checkoutStage) String() string { return results.CheckoutStage }
+func (checkoutStage) String() string { return results.StageCheckout }
 
 func (checkoutStage) Needs(*Config) []Need {
 	return []Need{{Why: "go-git is built in; the demo downloads Debian's php8.2 source package once"}}
@@ -44,7 +45,7 @@ func (checkoutStage) Run(ctx context.Context, r *Run) error {
 		res.Trees = results.Trees{Base: relPath(r.Dir, t.BaseTree), Head: relPath(r.Dir, t.HeadTree)}
 		r.save()
 	}
-	if err := partsFailed(errs); err != nil {
+	if err := verdict.CouldNotRun(errs); err != nil {
 		return err
 	}
 	if len(conflicts) > 0 {
@@ -82,3 +83,11 @@ func exportTrees(ctx context.Context, r *Run, t *Target) error {
 	}
 	return nil
 }
+
+// HostChecks are what the checkout needs of this machine beyond its
+// tools: free disk in the cache, for the mirrors and for the builds it
+// leads to.
+func (checkoutStage) HostChecks(o HostOptions) []HostCheck { return []HostCheck{diskCheck(o)} }
+
+// prerequisite marks the checkout as what every check needs: the trees.
+func (checkoutStage) prerequisite() {}

@@ -14,7 +14,7 @@ import (
 // function, relocation-aware.
 type codediffStage struct{}
 
-func (codediffStage) String() string { return "codediff" }
+func (codediffStage) String() string { return results.StageCodeDiff }
 
 // Needs nothing: the object files are read in Go (debug/elf).
 func (codediffStage) Needs(*Config) []Need { return nil }

@@ -2,10 +2,10 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,7 +14,6 @@ import (
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/race"
-	"github.com/patchproof/patchproof/verify/verdict"
 	"github.com/patchproof/patchproof/workloads/concurrency"
 	"github.com/patchproof/patchproof/workloads/httpd"
 	"github.com/patchproof/patchproof/workloads/workload"
@@ -27,7 +26,7 @@ import (
 // the change's code or ext/mysqlnd, fails the run.
 type raceStage struct{}
 
-func (raceStage) String() string { return "race" }
+func (raceStage) String() string { return results.StageRace }
 
 func (raceStage) Needs(cfg *Config) []Need {
 	return cfg.placed(
@@ -71,50 +70,14 @@ func (s raceStage) Run(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
-	var judged []judgedRace
+	var judged []race.Target
 	for _, j := range jobs {
 		res := &race.Result{Threads: threads(r.Config)}
 		s.measure(ctx, r, j, workload.DB{Conn: db.LocalConn()}, place, res)
-		err := race.Judge(res)
 		r.setTarget(j.t, func(tr *results.TargetResult) { tr.Race = res })
-		judged = append(judged, judgedRace{j.t.Name, res, err})
+		judged = append(judged, race.Target{Name: j.t.Name, Result: res})
 	}
-	return raceOutcome(judged)
-}
-
-// judgedRace is a target's result and what race.Judge made of it.
-type judgedRace struct {
-	target string
-	res    *race.Result
-	err    error
-}
-
-// raceOutcome is the stage's error over its targets, one message for all,
-// each line naming its target: any target's error makes it an error, else
-// every target's findings fail the check.
-func raceOutcome(judged []judgedRace) error {
-	var errs, failed []string
-	for _, j := range judged {
-		switch {
-		case errors.Is(j.err, verdict.ErrCheckFailed):
-			failed = append(failed, named(j.target, j.res.Findings())...)
-		case j.err != nil:
-			errs = append(errs, named(j.target, j.res.Errors)...)
-		}
-	}
-	if err := partsFailed(errs); err != nil {
-		return err
-	}
-	return race.CheckFailed(failed)
-}
-
-// named prefixes each of a target's lines with its name.
-func named(target string, lines []string) []string {
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		out[i] = target + ": " + l
-	}
-	return out
+	return race.Judge(judged)
 }
 
 // measure runs both parts on one target, recording into res what it
@@ -262,4 +225,13 @@ func pluralOf(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// extraVariants are the ThreadSanitizer builds the check serves its load
+// on, made from the ZTS builds: none without them.
+func (raceStage) extraVariants(cfg *Config) []builders.Variant {
+	if slices.Contains(cfg.Variants, builders.ZTS) {
+		return []builders.Variant{builders.TSan}
+	}
+	return nil
 }

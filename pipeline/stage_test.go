@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -247,26 +248,10 @@ func TestProgressActions(t *testing.T) {
 	}
 }
 
-// A stage whose parts could not all run errs with every part's message on
-// one line; with none, it has no error.
-func TestPartsFailed(t *testing.T) {
-	for _, tt := range []struct {
-		name string
-		msgs []string
-		want string // "" for no error
-	}{
-		{"none", nil, ""},
-		{"one", []string{"master: no such file"}, "master: no such file"},
-		{"two", []string{"master: a", "PHP-8.4: b"}, "master: a; PHP-8.4: b"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			err := partsFailed(tt.msgs)
-			switch {
-			case tt.want == "" && err != nil:
-				t.Errorf("= %v, want nil", err)
-			case tt.want != "" && (err == nil || err.Error() != tt.want):
-				t.Errorf("= %v, want %q", err, tt.want)
-			}
-		})
+// The checkout and the builds are what every check needs, in the
+// pipeline's order; no check is.
+func TestPrerequisites(t *testing.T) {
+	if got, want := Prerequisites(), []string{results.StageCheckout, results.StageBuild}; !slices.Equal(got, want) {
+		t.Errorf("Prerequisites = %q, want %q", got, want)
 	}
 }

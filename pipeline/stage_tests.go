@@ -29,7 +29,7 @@ const deflakeRuns = 3
 // against the run's MariaDB, then compares base and head.
 type testsStage struct{}
 
-func (testsStage) String() string { return "tests" }
+func (testsStage) String() string { return results.StageTests }
 
 func (testsStage) Needs(cfg *Config) []Need {
 	// In containers Debian's MariaDB has an image of its own, and the

@@ -70,6 +70,7 @@ func TestBadFlagValues(t *testing.T) {
 		{"stage twice", run("--stages", "checkout,checkout"), "--stages checkout,checkout"},
 		{"threads twice", run("--threads", "16,16"), "--threads 16,16"},
 		{"bench measures twice", run("--bench-measures", "cpu,locks,cpu"), "--bench-measures cpu,locks,cpu"},
+		{"bench measure unknown", run("--bench-measures", "cpu,ticks"), "--bench-measures cpu,ticks"},
 		{"backport-to twice", run("--backport-to", "PHP-8.4,PHP-8.4"), "--backport-to PHP-8.4,PHP-8.4"},
 		{"doctor: stage twice", []string{"doctor", "--stages", "build,build"}, "--stages build,build"},
 		{"report: target expected twice", []string{"report", "--expect-targets", "master,master", "RESULTS"}, "--expect-targets master,master"},

@@ -14,6 +14,7 @@ import (
 	"github.com/patchproof/patchproof/pipeline"
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/workloads/bench"
 )
 
 func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error {
@@ -100,7 +101,7 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		}
 	}
 	if given["bench-measures"] {
-		if cfg.BenchMeasures, err = splitList("--bench-measures", measures, false); err != nil {
+		if cfg.BenchMeasures, err = parseList("--bench-measures", measures, bench.ParseMeasure); err != nil {
 			return err
 		}
 	}

@@ -4,9 +4,11 @@
 // there, with a commit status on the head commit that was validated.
 //
 // A target's part of the report is a walk over the ordered list of its
-// checks (checks in section.go): each check's result gives its line of
-// the target's verdict block (the reviewer's questions) and its section
-// (Section), so that the answers and the sections below keep one order.
+// checks, results.TargetResult.Checks (section.go): each check's result,
+// in its verify package, gives its line of the target's verdict block
+// (the reviewer's question it answers, by number), its sections
+// (Section), its rows of "What moved" and the artifacts it tells of, so
+// that a check is added without the report naming it.
 //
 // It reads Results only, so a results.json written by another job renders
 // the same as the run in hand, and the output depends on nothing else (no

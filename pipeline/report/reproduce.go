@@ -9,6 +9,7 @@ import (
 	"github.com/patchproof/patchproof/internal/markdown"
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/verify/verdict"
 )
 
 // reproduce is the command that reruns target t of res locally: the same
@@ -101,30 +102,8 @@ func (p *summaryWriter) reproduceBlock(rs []*results.Result) {
 // be found: validate.yml uploads each (a test checks it).
 func (p *summaryWriter) artifactsLine(rs []*results.Result) {
 	files := []string{"`results.json`", "`summary.md`"}
-	var bench, tsan bool
-	var logs []string
-	for _, t := range results.SortedTargets(rs) {
-		if t.Tests != nil && !slices.Contains(files, "`junit.xml`") {
-			files = append(files, "`junit.xml`")
-		}
-		bench = bench || t.Bench != nil
-		if t.Race != nil && t.Race.TSan != nil {
-			for _, s := range t.Race.TSan.Sides {
-				if s.Log != "" {
-					tsan = true
-					logs = append(logs, markdown.Code(s.Log))
-				}
-			}
-		}
-	}
-	if bench {
-		files = append(files, "`bench.txt`", "each target's `bench.json`, `sweep.svg` and flame graphs (`profile/ARM/flamegraph.svg`)")
-	}
-	if tsan {
-		files = append(files, "the ThreadSanitizer reports ("+strings.Join(logs, ", ")+")")
-	}
-	if bench || tsan {
-		files = append(files, "the servers' `error.log`")
+	for _, a := range artifacts(results.SortedTargets(rs)) {
+		files = append(files, a.String())
 	}
 	where := "The run's artifacts"
 	for _, res := range rs {
@@ -137,6 +116,31 @@ func (p *summaryWriter) artifactsLine(rs []*results.Result) {
 	if links := p.artifactLinks(results.SortedTargets(rs)); links != "" {
 		p.f("%s\n", links)
 	}
+}
+
+// artifacts are what the targets' checks tell of among the run's
+// artifacts: check by check in the order of the questions they answer,
+// target by target. Each What is named once, after every check that tells
+// of it (the servers' logs, after the last check that starts servers),
+// with every target's Files.
+func artifacts(targets []results.JobTarget) []verdict.Artifact {
+	var out []verdict.Artifact
+	for _, i := range questionOrder() {
+		for _, t := range targets {
+			a, ok := t.Checks()[i].Result.(artifacted)
+			if !ok {
+				continue
+			}
+			for _, art := range a.Artifacts() {
+				if j := slices.IndexFunc(out, func(o verdict.Artifact) bool { return o.What == art.What }); j >= 0 {
+					art.Files = append(slices.Clone(out[j].Files), art.Files...)
+					out = slices.Delete(out, j, j+1)
+				}
+				out = append(out, art)
+			}
+		}
+	}
+	return out
 }
 
 // artifactKinds are a validate job's three uploads (validate.yml:

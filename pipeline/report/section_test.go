@@ -21,15 +21,15 @@ func TestSections(t *testing.T) {
 		t    *results.TargetResult
 		want []string
 	}{
-		{"demo", demo, []string{"NTS machine code", "ZTS machine code (information)", "builds", "tests", "concurrency"}},
+		{"demo", demo, []string{"NTS", "ZTS", "builds", "tests", "concurrency"}},
 		// Every target is asked question 1, whether the stage ran or not.
-		{"nothing ran", &notRun, []string{"NTS machine code"}},
+		{"nothing ran", &notRun, []string{"NTS"}},
 		{"a backport that did not apply", &unapplied, nil},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []string
 			for _, s := range sections(results.JobTarget{TargetResult: tt.t}) {
-				got = append(got, s.title)
+				got = append(got, s.Label())
 			}
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("sections (-want +got):\n%s", d)
@@ -65,5 +65,19 @@ func TestVerdictBlockCheckNotRunOnATarget(t *testing.T) {
 	}
 	if !strings.HasPrefix(lines[0], "**PHP-8.4**: head ") || !strings.HasPrefix(lines[1], "1. NTS: ✅ 484/484 identical") {
 		t.Errorf("verdict block:\n%s", p.b.String())
+	}
+}
+
+// The checks are asked in the order of the reviewer's questions, each
+// check's number its own, those that answer none last.
+func TestQuestionOrder(t *testing.T) {
+	checks := (&results.TargetResult{}).Checks()
+	var got []string
+	for _, i := range questionOrder() {
+		got = append(got, checks[i].Stage)
+	}
+	want := []string{results.StageCodeDiff, results.StageTests, results.StageBench, results.StageRace, results.StageABI, results.StageBuild}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("questionOrder (-want +got):\n%s", d)
 	}
 }

@@ -25,7 +25,7 @@ func (p *summaryWriter) target(t results.JobTarget) {
 	if p.opt.level < levelVerdicts {
 		p.moves(sections(t))
 	}
-	var shown []titled
+	var shown []Section
 	failing := false
 	for _, s := range sections(t) {
 		bad := strings.Contains(s.Cell(), results.StatusFailed.Icon())
@@ -44,7 +44,7 @@ func (p *summaryWriter) target(t results.JobTarget) {
 	}
 	for _, s := range shown {
 		write := s.WriteSection
-		if c, ok := s.Section.(compactSection); ok && p.opt.level >= compactLevel(s.Section) {
+		if c, ok := s.(compactSection); ok && p.opt.level >= compactLevel(s) {
 			write = c.WriteCompactSection
 		}
 		p.markdown(write)
@@ -66,17 +66,17 @@ func (p *summaryWriter) target(t results.JobTarget) {
 type mover interface{ Moves() []verdict.Move }
 
 // moves writes the "What moved" table of a target's sections: each
-// check's moves, in the list's order, under the check's short name.
+// check's moves, in the checks' order, under the section's label.
 // Everything that did not move is in the sections, collapsed.
-func (p *summaryWriter) moves(ss []titled) {
+func (p *summaryWriter) moves(ss []Section) {
 	var rows []string
 	for _, s := range ss {
-		m, ok := s.Section.(mover)
+		m, ok := s.(mover)
 		if !ok {
 			continue
 		}
 		for _, mv := range m.Moves() {
-			rows = append(rows, fmt.Sprintf("| %s | %s | %s |\n", s.short, mv.What, mv.How))
+			rows = append(rows, fmt.Sprintf("| %s | %s | %s |\n", s.Label(), mv.What, mv.How))
 		}
 	}
 	if len(ss) == 0 {
@@ -189,6 +189,8 @@ func (p *summaryWriter) conflicts(bp *results.BackportResult) {
 // buildsSection is the builds of a target: a section of the report's own,
 // since a build is no verify package's check.
 type buildsSection []*builders.Build
+
+func (bs buildsSection) Label() string { return "builds" }
 
 func (bs buildsSection) Cell() string {
 	if len(bs) == 0 {

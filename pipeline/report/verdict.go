@@ -17,68 +17,69 @@ type answerer interface{ Answer() string }
 // (PHP crashed in the servers, CPU steal, one counted pass).
 type caveated interface{ Caveats() []string }
 
-// questions are the reviewer's five, in the README's order: each line of
-// a target's verdict block answers one, by the title of its check.
-var questions = []struct {
-	n     int
-	label string
-	title string
-}{
-	{1, "NTS", "NTS machine code"},
-	{2, "tests", "tests"},
-	{3, "contention", "cost of statistics, head vs base"},
-	{4, "concurrency", "concurrency"},
-}
-
 // verdictBlock is a target's answers: its commits, one line per question
 // with its number, and a ⚠️ line for what is not gated but a reviewer
 // must know. withName heads it with the target's name, for a report of
-// several.
+// several. Each check with a Question answers it (questionOrder).
 func (p *summaryWriter) verdictBlock(t results.JobTarget, rs []*results.Result, withName bool) {
 	p.f("%s\n", commitsLine(t, withName))
-	byTitle := map[string]Section{}
-	for _, s := range sections(t) {
-		byTitle[s.title] = s.Section
-	}
 	// What ran is the target's own job's: in a merge of one job per
 	// target, another target's skipped stage is not this one's.
 	own := rs
 	if t.Job != nil {
 		own = []*results.Result{t.Job}
 	}
-	var caveats []string
+	unapplied := t.Backport != nil && !t.Backport.Applied
+	var caveats, backports []string
 	notRun := notRunReasons(own)
-	for _, q := range questions {
-		s := byTitle[q.title]
-		var answer string
-		switch {
-		case t.Backport != nil && !t.Backport.Applied:
-			answer = "not checked: the change does not apply"
-		case s == nil:
-			answer = "not run" + notRun[stageOf(q.title)]
-		default:
-			if a, ok := s.(answerer); ok {
-				answer = a.Answer()
-			} else {
-				answer = strings.ReplaceAll(s.Cell(), "<br>", "; ")
-			}
-			if c, ok := s.(caveated); ok {
-				caveats = append(caveats, c.Caveats()...)
+	checks := t.Checks()
+	for _, i := range questionOrder() {
+		c := checks[i]
+		n := question(c)
+		if n == 0 {
+			continue
+		}
+		label := c.Result.(check).Label()
+		var ss []Section
+		if !unapplied {
+			ss = sectionsOf(c)
+		}
+		if len(ss) > 0 {
+			if cv, ok := ss[0].(caveated); ok {
+				caveats = append(caveats, cv.Caveats()...)
 			}
 		}
-		p.f("%d. %s: %s\n", q.n, q.label, answer)
+		switch {
+		case n == backportQuestion:
+			// Does it backport is also: does it keep what this check
+			// keeps (the branch's ABI); nothing to add where it did not
+			// run.
+			if len(ss) > 0 {
+				backports = append(backports, label+" "+answer(ss[0]))
+			}
+			continue
+		case unapplied:
+			p.f("%d. %s: not checked: the change does not apply\n", n, label)
+		case len(ss) == 0:
+			p.f("%d. %s: not run%s\n", n, label, notRun[c.Stage])
+		default:
+			p.f("%d. %s: %s\n", n, label, answer(ss[0]))
+		}
 	}
-	five := backportAnswer(t, rs)
-	if t.ABI != nil && (t.Backport == nil || t.Backport.Applied) {
-		// Does it backport is also: does it keep the branch's ABI.
-		five += "; ABI " + strings.ReplaceAll(t.ABI.Cell(), "<br>", ", ")
-	}
-	p.f("5. %s\n", five)
+	p.f("%d. %s\n", backportQuestion, strings.Join(append([]string{backportAnswer(t, rs)}, backports...), "; "))
 	caveats = append(caveats, stagesSkipped(own)...)
 	if len(caveats) > 0 {
 		p.f("- ⚠️ not gated: %s\n", strings.Join(caveats, "; "))
 	}
 	p.blank()
+}
+
+// answer is a section's answer to its question, in one line.
+func answer(s Section) string {
+	if a, ok := s.(answerer); ok {
+		return a.Answer()
+	}
+	return strings.ReplaceAll(s.Cell(), "<br>", "; ")
 }
 
 // commitsLine names what a target compared: head against base.
@@ -126,19 +127,6 @@ func backportAnswer(t results.JobTarget, rs []*results.Result) string {
 	return "backports: " + strings.Join(parts, ", ")
 }
 
-// stageOf is the stage that answers the check of a title.
-func stageOf(title string) string {
-	switch title {
-	case "NTS machine code":
-		return "codediff"
-	case "tests":
-		return "tests"
-	case "concurrency":
-		return "race"
-	}
-	return "bench"
-}
-
 // notRunReasons are, by stage, why it did not run in any result: ": not
 // selected (--stages)".
 func notRunReasons(rs []*results.Result) map[string]string {
@@ -180,10 +168,11 @@ func stagesSkipped(rs []*results.Result) []string {
 	return out
 }
 
-// answered says whether a question's line tells of stage's outcome.
+// answered says whether a question's line tells of stage's outcome: a
+// check of it answers one of the questions before the report's own.
 func answered(stage string) bool {
-	for _, q := range questions {
-		if stageOf(q.title) == stage {
+	for _, c := range (&results.TargetResult{}).Checks() {
+		if n := question(c); c.Stage == stage && n > 0 && n < backportQuestion {
 			return true
 		}
 	}

@@ -1,9 +1,9 @@
 // Package results owns results.json: the Result of a run and the parts of
-// it that no check's package owns (the builds, the backports, the
-// concurrency check), the statuses, the verdict that decides the exit code,
-// and the errors that carry a check's failure or bad input. The
-// machine-code comparison and the test suites are verify/codediff's and
-// verify/suites' Results, which TargetResult holds.
+// it that no check's package owns (the commits, the backports), the
+// stages' names, the statuses, the verdict that decides the exit code, and
+// the errors that carry a check's failure or bad input. Each check's part
+// of a target is its verify package's Result, which TargetResult holds
+// and lists for the report (Checks); the builds are builders'.
 //
 // A Result is written by one run and read back by the report, possibly
 // several merged (one per CI job), so its field names are a published

@@ -81,9 +81,20 @@ type Machine struct {
 	OS       string `json:"os,omitempty"`
 }
 
-// CheckoutStage is the name of the one stage that checks nothing itself:
-// the report treats it apart. Every other stage is a check.
-const CheckoutStage = "checkout"
+// The stages' names, as results.json records them (StageResult.Name,
+// Settings.Stages) and --stages takes them. Each is the String of one
+// stage of pipeline's stage list, which orders them; nothing else spells
+// one. The checkout is the one stage that checks nothing itself: the
+// verdict and the report treat it apart (IsCheck).
+const (
+	StageCheckout = "checkout"
+	StageBuild    = "build"
+	StageCodeDiff = "codediff"
+	StageABI      = "abi"
+	StageTests    = "tests"
+	StageRace     = "race"
+	StageBench    = "bench"
+)
 
 // StageResult is one stage's outcome.
 type StageResult struct {
@@ -127,6 +138,31 @@ type TargetResult struct {
 	Race     *race.Result      `json:"race,omitempty"`
 	ABI      *abi.Result       `json:"abi,omitempty"`
 	Errors   []string          `json:"errors,omitempty"`
+}
+
+// A Check is a stage's part of a target's results as the report walks
+// them: the stage that makes it, and its Result: a verify package's
+// result, which also says what the check is where the stage did not run
+// on the target (a nil pointer, whose methods answer all the same), or
+// the builds.
+type Check struct {
+	Stage  string
+	Result any
+}
+
+// Checks are t's parts, in the order the report shows them: the machine
+// code and the ABI first, what the change is, then the builds and the
+// checks that run them. A check is a field of TargetResult above and a
+// line here.
+func (t *TargetResult) Checks() []Check {
+	return []Check{
+		{StageCodeDiff, t.CodeDiff},
+		{StageABI, t.ABI},
+		{StageBuild, t.Builds},
+		{StageTests, t.Tests},
+		{StageRace, t.Race},
+		{StageBench, t.Bench},
+	}
 }
 
 // CommitRef names a commit and how it was chosen.

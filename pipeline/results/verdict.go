@@ -37,7 +37,7 @@ const legacyReportStage = "report"
 
 // IsCheck reports whether the stage checks the change: the checkout does
 // not, nor the report of an older results.json.
-func (s *StageResult) IsCheck() bool { return s.Name != CheckoutStage && s.Name != legacyReportStage }
+func (s *StageResult) IsCheck() bool { return s.Name != StageCheckout && s.Name != legacyReportStage }
 
 // checkedNothing reports whether stages, none of which failed or could
 // not run, include no check that ran.

@@ -38,8 +38,9 @@ type Command struct {
 }
 
 // Grammar is the comment's grammar as a maintainer reads it: the answer to
-// "/patchproof help" and the end of every refusal's reply.
-const Grammar = `/patchproof [BRANCH,BRANCH...|none] [SHA] [bench=quick|report] [threads=N,N...] [stages=STAGE,STAGE...] [merge-up=BRANCH,BRANCH...]
+// "/patchproof help" and the end of every refusal's reply. The checks it
+// names are the pipeline's.
+var Grammar = fmt.Sprintf(`/patchproof [BRANCH,BRANCH...|none] [SHA] [bench=quick|report] [threads=N,N...] [stages=STAGE,STAGE...] [merge-up=BRANCH,BRANCH...]
 /patchproof help
 
 On the first line of a new comment on the pull request. BRANCH,BRANCH are the
@@ -48,7 +49,7 @@ the base branch only; default the workflow's list). SHA is the PR's head
 commit, 7 to 40 lowercase hex digits: name it when you pushed just before
 commenting. bench= picks the benchmark's settings, threads= the PHP thread
 counts (a list also measures the cost at each count), stages= the checks
-to run, of codediff, abi, tests, race, bench (the checkout and the builds they
+to run, of %s (the checkout and the builds they
 need come with them). merge-up= validates a change to the lowest branch
 merged up into each higher branch in order, as php-src merges up.
 
@@ -57,7 +58,19 @@ Examples:
   /patchproof PHP-8.4, PHP-8.5 bench=report
   /patchproof none 1a2b3c4 stages=codediff,tests
   /patchproof threads=1,4,16
-  /patchproof none merge-up=PHP-8.5,master`
+  /patchproof none merge-up=PHP-8.5,master`, strings.Join(checkNames(), ", "))
+
+// checkNames are the stages a comment names: every stage of the pipeline
+// but its prerequisites, which come with them.
+func checkNames() []string {
+	var names []string
+	for _, n := range pipeline.StageNames() {
+		if !slices.Contains(pipeline.Prerequisites(), n) {
+			names = append(names, n)
+		}
+	}
+	return names
+}
 
 var (
 	commentRE = regexp.MustCompile(`^/patchproof(\s.*)?$`)
@@ -67,9 +80,6 @@ var (
 	// upper case is refused, rather than read as a branch nobody has.
 	anyHexRE = regexp.MustCompile(`^[0-9A-Fa-f]{7,40}$`)
 )
-
-// prerequisites are the stages every check needs.
-var prerequisites = []string{"checkout", "build"}
 
 // maxThreads bounds a thread count a comment may ask for: far above any
 // runner's CPUs, low enough that no comment starts a server of a million
@@ -187,6 +197,7 @@ func (c *Command) setOption(key, value string) error {
 		// A check needs the trees and the builds: a maintainer names the
 		// checks, and the checkout and build stages come with them, in
 		// the pipeline's order.
+		prerequisites := pipeline.Prerequisites()
 		check := slices.ContainsFunc(set.Names(), func(n string) bool { return !slices.Contains(prerequisites, n) })
 		var names []string
 		for _, n := range pipeline.StageNames() {

@@ -674,3 +674,11 @@ func TestHelp(t *testing.T) {
 		t.Errorf("%d requests for help, want none", n)
 	}
 }
+
+// The grammar names the checks a comment selects: the pipeline's stages
+// but the checkout and the builds, which come with them.
+func TestGrammarNamesTheChecks(t *testing.T) {
+	if want := "stages= the checks\nto run, of codediff, abi, tests, race, bench (the checkout"; !strings.Contains(trigger.Grammar, want) {
+		t.Errorf("Grammar lacks %q:\n%s", want, trigger.Grammar)
+	}
+}

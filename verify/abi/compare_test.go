@@ -169,14 +169,14 @@ func TestCompare(t *testing.T) {
 				breaks = breaks || b.Break
 			}
 			r := &Result{Variants: []*Variant{v}}
-			if err := Judge(r, true, Fail); breaks != errors.Is(err, verdict.ErrCheckFailed) {
+			if err := judge(r, true, Fail); breaks != errors.Is(err, verdict.ErrCheckFailed) {
 				t.Errorf("Judge on a stable branch: %v, want a failure: %v", err, breaks)
 			}
 			for _, j := range []struct {
 				stable bool
 				mode   Mode
 			}{{false, Fail}, {true, Warn}, {true, Off}} {
-				if err := Judge(r, j.stable, j.mode); err != nil {
+				if err := judge(r, j.stable, j.mode); err != nil {
 					t.Errorf("Judge(stable %v, %s) = %v, want nil", j.stable, j.mode, err)
 				}
 			}
@@ -199,7 +199,7 @@ func TestSection(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &Result{Variants: []*Variant{nts, v}}
-	if err := Judge(r, true, Fail); err == nil {
+	if err := judge(r, true, Fail); err == nil {
 		t.Fatal("Judge passed a break on a stable branch")
 	}
 	var b strings.Builder
@@ -214,7 +214,7 @@ func TestSection(t *testing.T) {
 	if got, want := r.Cell(), "✅ NTS: ABI unchanged<br>❌ ZTS: 4 ABI breaks"; got != want {
 		t.Errorf("Cell() = %q, want %q", got, want)
 	}
-	Judge(r, false, Fail)
+	judge(r, false, Fail)
 	if got, want := r.Cell(), "✅ NTS: ABI unchanged<br>ℹ️ ZTS: 4 ABI breaks (information: not a stable branch)"; got != want {
 		t.Errorf("on master, Cell() = %q, want %q", got, want)
 	}

@@ -2,6 +2,7 @@ package abi
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/patchproof/patchproof/verify/verdict"
@@ -12,13 +13,40 @@ const (
 	policyInformation = "information"
 )
 
-// Judge applies the check's rule to r: on a stable branch's target (stable)
-// a change that breaks the ABI fails it under Fail with a
-// *verdict.CheckError naming each break, and is a warning under Warn; on
-// another branch, or under Off, nothing fails. A variant that could not be
-// compared (r.Errors) is a plain error: the check could not run. Judge
-// records in r.Policy what it made of the changes.
-func Judge(r *Result, stable bool, mode Mode) error {
+// Target is one target's Result, named as the run names the target.
+type Target struct {
+	Name   string
+	Result *Result
+}
+
+// Judge applies the check's rule to every target under mode: on a stable
+// branch's target (Stable of its name) a change that breaks the ABI fails
+// it under Fail with a *verdict.CheckError naming each break, and is a
+// warning under Warn; on another branch, or under Off, nothing fails. A
+// variant that could not be compared (Errors) is a plain error: the check
+// could not run, and that wins over any failure. Each target's error is
+// one line of the error Judge returns, prefixed with its name. Judge
+// records in each Result's Policy what it made of the changes. A nil
+// Result is a target the check did not run on.
+func Judge(targets []Target, mode Mode) error {
+	var failed, broken []error
+	for _, t := range targets {
+		err := judge(t.Result, Stable(t.Name), mode)
+		switch {
+		case errors.Is(err, verdict.ErrCheckFailed):
+			failed = append(failed, fmt.Errorf("%s: %w", t.Name, err))
+		case err != nil:
+			broken = append(broken, fmt.Errorf("%s: %w", t.Name, err))
+		}
+	}
+	if len(broken) > 0 {
+		return errors.Join(broken...)
+	}
+	return errors.Join(failed...)
+}
+
+// judge applies the rule to one target's r, stable when its branch is.
+func judge(r *Result, stable bool, mode Mode) error {
 	if r == nil {
 		return nil
 	}
@@ -30,8 +58,8 @@ func Judge(r *Result, stable bool, mode Mode) error {
 	default:
 		r.Policy = mode.String()
 	}
-	if len(r.Errors) > 0 {
-		return errors.New(strings.Join(r.Errors, "; "))
+	if err := verdict.CouldNotRun(r.Errors); err != nil {
+		return err
 	}
 	if r.Policy != string(Fail) {
 		return nil

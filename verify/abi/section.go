@@ -9,6 +9,26 @@ import (
 	"github.com/patchproof/patchproof/verify/verdict"
 )
 
+// Label names the check in the report's tables and its verdict block.
+func (*Result) Label() string { return "ABI" }
+
+// Question is the reviewer's question the check answers with the
+// backports: the fifth, does the change keep its branches, their ABI
+// included.
+func (*Result) Question() int { return 5 }
+
+// Sections are the target's ABI section, none where the check did not
+// run.
+func (r *Result) Sections() []verdict.Section {
+	if r == nil {
+		return nil
+	}
+	return []verdict.Section{r}
+}
+
+// Answer is the check's part of question 5's line: its cell on one line.
+func (r *Result) Answer() string { return strings.ReplaceAll(r.Cell(), "<br>", ", ") }
+
 // Cell is the check in the verdict block: one line a variant, "ABI unchanged"
 // or how many changes and breaks, marked by what they do to the target.
 func (r *Result) Cell() string {
@@ -55,9 +75,9 @@ func (r *Result) breakIcon() string {
 	case string(Fail):
 		return verdict.Failed.Icon()
 	case string(Warn):
-		return "⚠️"
+		return verdict.WarningIcon
 	}
-	return "ℹ️"
+	return verdict.InformationIcon
 }
 
 // WriteSection writes the target's "ABI" section: a line a variant, and
@@ -95,9 +115,11 @@ func (r *Result) WriteSection(w io.Writer) error {
 		}
 		f("| %s | change | where | base | head |\n|---|---|---|---|---|\n", v.Name)
 		for _, c := range v.Changes {
-			mark := "➖"
+			// A break is a regression of the ABI, whatever the policy
+			// makes of it; another change keeps it compatible.
+			mark := verdict.NoChange.Icon()
 			if c.Break {
-				mark = "❌"
+				mark = verdict.Regressed.Icon()
 			}
 			subj := c.Subject
 			if c.Member != "" {

@@ -33,7 +33,7 @@ func (r *Result) Cell() string {
 		parts = append(parts, measureLine(m, "not gated"))
 	}
 	if r.headCrashes() {
-		parts = append(parts, "❌ head's PHP crashed in more of its servers than base's")
+		parts = append(parts, verdict.Regressed.Icon()+" "+crashesRegressed)
 	} else if base, head := r.CrashesOf(side.Base), r.CrashesOf(side.Head); head != nil && head.Crashed > 0 {
 		parts = append(parts, crashWarning(base, head))
 	}
@@ -87,10 +87,10 @@ func widest(m *benchrun.MeasureStats) string {
 // by the rule: a crash is worth a look even when chance could explain it.
 func crashWarning(base, head *benchrun.ServerCrashes) string {
 	if base == nil || base.Servers == 0 {
-		return fmt.Sprintf("⚠️ head's PHP crashed in %d of %d servers (no base servers to compare with, not gated)", head.Crashed, head.Servers)
+		return fmt.Sprintf("%s head's PHP crashed in %d of %d servers (no base servers to compare with, not gated)", verdict.WarningIcon, head.Crashed, head.Servers)
 	}
-	return fmt.Sprintf("⚠️ head's PHP crashed in %d of %d servers, base's in %d of %d (Fisher's exact test p=%.2g > %v, not gated)",
-		head.Crashed, head.Servers, base.Crashed, base.Servers, crashesP(base, head), crashAlpha)
+	return fmt.Sprintf("%s head's PHP crashed in %d of %d servers, base's in %d of %d (Fisher's exact test p=%.2g > %v, not gated)",
+		verdict.WarningIcon, head.Crashed, head.Servers, base.Crashed, base.Servers, crashesP(base, head), crashAlpha)
 }
 
 // cpu is the CPU time measure, nil where it was not taken.

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"strings"
 
@@ -9,10 +11,46 @@ import (
 	benchrun "github.com/patchproof/patchproof/workloads/bench"
 )
 
-// Judge applies every rule of the benchmark check to r: nil when it
-// passes (or did not run), else a *verdict.CheckError naming what
-// regressed.
-func Judge(r *Result) error {
+// Target is one target's benchmark, named as the run names the target:
+// its Result, and Err, what kept the benchmark from finishing, whose
+// Result (what it measured until then, if anything) is shown but not
+// judged.
+type Target struct {
+	Name   string
+	Result *Result
+	Err    error
+}
+
+// Judge applies every rule of the benchmark check to every target. A
+// target whose benchmark did not finish makes a plain error, which wins
+// over any failure: the check could not judge it. Otherwise every target
+// whose head regressed makes one *verdict.CheckError naming, target by
+// target, what regressed; nil is a pass. A nil Result is a target the
+// check did not run on.
+func Judge(targets []Target) error {
+	var errs, failed []string
+	for _, t := range targets {
+		if t.Err != nil {
+			errs = append(errs, fmt.Sprintf("%s: %v", t.Name, t.Err))
+			continue
+		}
+		var ce *verdict.CheckError
+		if errors.As(judge(t.Result), &ce) {
+			failed = append(failed, t.Name+": "+ce.Message)
+		}
+	}
+	if err := verdict.CouldNotRun(errs); err != nil {
+		return err
+	}
+	if len(failed) > 0 {
+		return verdict.CheckFailed("%s", strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+// judge applies the rules to one target's r: nil when it passes (or did
+// not run), else a *verdict.CheckError naming what regressed.
+func judge(r *Result) error {
 	if r == nil {
 		return nil
 	}
@@ -48,8 +86,12 @@ func (r *Result) regressions() []string {
 }
 
 // serverCrashes is the regression of a head whose PHP crashed in more of
-// its servers than base's.
-const serverCrashes = "server crashes"
+// its servers than base's, as the check's message names it, and
+// crashesRegressed as the report says it.
+const (
+	serverCrashes    = "server crashes"
+	crashesRegressed = "head's PHP crashed in more of its servers than base's"
+)
 
 // headCrashes says whether head's PHP crashed in a larger share of its
 // servers than base's: Fisher's exact test, one-sided, p ≤ crashAlpha,

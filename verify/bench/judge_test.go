@@ -57,7 +57,7 @@ func TestJudge(t *testing.T) {
 			"the benchmark regressed: instructions, server crashes"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			err := Judge(tt.r)
+			err := judge(tt.r)
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("Judge = %v, want nil", err)
@@ -81,6 +81,42 @@ func TestJudge(t *testing.T) {
 	want := []string{"locks", "stats_mutex_locks", "shared_locks", "per_thread_locks", "instructions"}
 	if d := cmp.Diff(want, r.regressions()); d != "" {
 		t.Errorf("regressions (-want +got):\n%s", d)
+	}
+}
+
+// Judge's one message tells of every target that regressed, each named,
+// and a target whose benchmark did not finish makes the check an error
+// (exit 2) rather than a failure.
+func TestJudgeTargets(t *testing.T) {
+	regressed := func() *Result {
+		return result([]*benchrun.MeasureStats{{Name: "locks", Verdict: verdict.Regressed}})
+	}
+	for _, tt := range []struct {
+		name    string
+		targets []Target
+		want    string // "" for a pass
+		failed  bool
+	}{
+		{"passed", []Target{{"master", known(t, "known"), nil}, {"PHP-8.4", nil, nil}}, "", false},
+		{"two regressed", []Target{{"master", regressed(), nil}, {"PHP-8.4", regressed(), nil}},
+			"master: the benchmark regressed: locks; PHP-8.4: the benchmark regressed: locks: check failed", true},
+		{"an error beats a failure", []Target{{"master", regressed(), nil}, {"PHP-8.4", regressed(), errors.New("wrk: no such file")}},
+			"PHP-8.4: wrk: no such file", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Judge(tt.targets)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Judge = %v, want nil", err)
+			case tt.want == "":
+				return
+			case err == nil:
+				t.Fatalf("Judge = nil, want %q", tt.want)
+			}
+			if err.Error() != tt.want || errors.Is(err, verdict.ErrCheckFailed) != tt.failed {
+				t.Errorf("Judge = %q (check failed: %v), want %q (%v)", err, errors.Is(err, verdict.ErrCheckFailed), tt.want, tt.failed)
+			}
+		})
 	}
 }
 
@@ -115,7 +151,7 @@ func TestCrashRegression(t *testing.T) {
 		t.Errorf("crashesP(18 of 18, 18 of 18) = %v, want 1", p)
 	}
 	headOnly := result(nil, &benchrun.ServerCrashes{Build: side.Head, Servers: 4, Crashed: 4})
-	if err := Judge(headOnly); err != nil {
+	if err := judge(headOnly); err != nil {
 		t.Errorf("head's crashes gate a run that had no base servers to compare with: %v", err)
 	}
 }

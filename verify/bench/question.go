@@ -54,7 +54,7 @@ func (r *Result) Answer() string {
 		parts = append(parts, measureLine(m, ""))
 	}
 	if r.headCrashes() {
-		parts = append(parts, "❌ head's PHP crashed in more of its servers than base's")
+		parts = append(parts, verdict.Regressed.Icon()+" "+crashesRegressed)
 	}
 	return icon + " " + strings.Join(parts, "; ")
 }

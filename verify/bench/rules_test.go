@@ -111,7 +111,7 @@ func TestRuleAAOneCountedPass(t *testing.T) {
 	gating, any := 0, 0
 	for range 1000 {
 		res := simulate(r, 1, noise{locks: 0.05 + 0.05*r.Float64(), instructions: 0.0002}, nil)
-		if Judge(res) != nil {
+		if judge(res) != nil {
 			gating++
 		}
 		for _, m := range res.Measures {
@@ -132,7 +132,7 @@ func TestRuleAAOneCountedPass(t *testing.T) {
 func TestRuleSlowerInBothArms(t *testing.T) {
 	for _, passes := range []int{1, 2} {
 		p := rate(2, passes, noise{locks: 0.1, instructions: 0.0005}, instructionsBy(1.02, 1.02), func(r *Result) bool {
-			return verdictOf(r, "instructions") == verdict.Regressed && Judge(r) != nil
+			return verdictOf(r, "instructions") == verdict.Regressed && judge(r) != nil
 		})
 		t.Logf("+2%% instructions in both arms, %d counted passes: regressed in %.1f%% of 1,000 runs", passes, 100*p)
 		if p < 0.99 {

@@ -16,6 +16,35 @@ import (
 	benchrun "github.com/patchproof/patchproof/workloads/bench"
 )
 
+// Label names the check in the report's tables and its verdict block.
+func (*Result) Label() string { return "contention" }
+
+// Question is the reviewer's question the check answers: the third, is
+// the contention gone.
+func (*Result) Question() int { return 3 }
+
+// Sections are the target's benchmark section, none where the check did
+// not run.
+func (r *Result) Sections() []verdict.Section {
+	if r == nil {
+		return nil
+	}
+	return []verdict.Section{r}
+}
+
+// Artifacts are the run's samples in the Go benchmark format, each
+// target's results, chart and flame graphs, and the servers' logs.
+func (r *Result) Artifacts() []verdict.Artifact {
+	if r == nil {
+		return nil
+	}
+	return []verdict.Artifact{
+		{What: "`bench.txt`"},
+		{What: "each target's `bench.json`, `sweep.svg` and flame graphs (`profile/ARM/flamegraph.svg`)"},
+		verdict.ServerLogs,
+	}
+}
+
 // sectionTitle heads the check's section of a target.
 const sectionTitle = "#### Contention benchmark\n\n"
 
@@ -430,11 +459,11 @@ func (r *Result) markdownCrashes(w io.Writer) {
 	var means string
 	switch {
 	case r.headCrashes():
-		means = fmt.Sprintf("❌ head's PHP crashed in more of its servers than base's (Fisher's exact test, one-sided, p=%.2g ≤ %v): a regression", crashesP(base, head), crashAlpha)
+		means = fmt.Sprintf("%s %s (Fisher's exact test, one-sided, p=%.2g ≤ %v): a regression", verdict.Regressed.Icon(), crashesRegressed, crashesP(base, head), crashAlpha)
 	case head != nil && head.Crashed > 0 && base == nil:
 		means = "no base servers to compare with, so it is not gated"
 	case head != nil && head.Crashed > 0 && base.Crashed == 0:
-		means = fmt.Sprintf("⚠️ base's did not, but so few crashes could fall on head's servers alone by chance (Fisher's exact test, one-sided, p=%.2g > %v), so it is not gated", crashesP(base, head), crashAlpha)
+		means = fmt.Sprintf("%s base's did not, but so few crashes could fall on head's servers alone by chance (Fisher's exact test, one-sided, p=%.2g > %v), so it is not gated", verdict.WarningIcon, crashesP(base, head), crashAlpha)
 	case head != nil && head.Crashed > 0:
 		means = fmt.Sprintf("base's crashed too, and head's not significantly more often (Fisher's exact test, one-sided, p=%.2g > %v), so it is not gated", crashesP(base, head), crashAlpha)
 	case len(r.Builds) > 1:

@@ -1,7 +1,6 @@
 package codediff
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -48,8 +47,8 @@ func Judge(targets []Target) error {
 			failures = append(failures, fmt.Sprintf("%s: NTS machine code changed: %s", t.Name, changedNames(r.NTS)))
 		}
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
+	if err := verdict.CouldNotRun(errs); err != nil {
+		return err
 	}
 	if len(failures) > 0 {
 		return verdict.CheckFailed("%s", strings.Join(failures, "; "))

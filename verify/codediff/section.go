@@ -10,6 +10,25 @@ import (
 	"github.com/patchproof/patchproof/verify/verdict"
 )
 
+// Label names the NTS comparison in the report's tables and its verdict
+// block.
+func (*Result) Label() string { return "NTS" }
+
+// Question is the reviewer's question the check answers: the first, does
+// the NTS machine code stay the same.
+func (*Result) Question() int { return 1 }
+
+// Sections are the target's NTS section and, where there is one, its ZTS
+// comparison's. A nil Result has its NTS section too: every target is
+// asked question 1, and the section says that it was not compared.
+func (r *Result) Sections() []verdict.Section {
+	ss := []verdict.Section{r}
+	if r != nil && r.ZTS != nil {
+		ss = append(ss, r.Information())
+	}
+	return ss
+}
+
 // Cell is the NTS comparison in the report's verdict block. A nil Result is a
 // target the check did not run on: every target is asked question 1, so
 // its cell and section say that it was not compared rather than vanish.
@@ -24,7 +43,7 @@ func (r *Result) Cell() string {
 	if n.AllIdentical() {
 		return fmt.Sprintf("%s %d/%d identical", verdict.Passed.Icon(), n.Identical, n.Compared)
 	}
-	mark := "ℹ️"
+	mark := verdict.InformationIcon
 	if r.ExpectNTSNoop {
 		mark = verdict.Failed.Icon()
 	}
@@ -83,6 +102,9 @@ type Information struct{ r *Result }
 // Information is r's ZTS comparison; its cell says "not compared" and its
 // section is empty where there is none.
 func (r *Result) Information() Information { return Information{r} }
+
+// Label names the ZTS comparison in the report's tables.
+func (Information) Label() string { return "ZTS" }
 
 // Cell is the ZTS comparison in the report's verdict block.
 func (i Information) Cell() string {

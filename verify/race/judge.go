@@ -10,30 +10,76 @@ import (
 	"github.com/patchproof/patchproof/verify/verdict"
 )
 
-// Judge applies every failing rule of the check to r, once its parts are
-// measured. Base's counters losing updates, or the database server counting
-// other work than the requests did, means the check is broken: Judge records
-// that in r.Errors (results.json and the report show it there, after what
-// could not be measured) and returns a plain error, as it does for any
-// error r already has. Otherwise every finding against head (its counters
-// not exact, its PHP crashing where base's did not, a new race in the
-// change's code) makes a verdict.CheckFailed; nil is a pass. Judge may be
-// called again: it records each error once.
-func Judge(r *Result) error {
+// Target is one target's Result, named as the run names the target.
+type Target struct {
+	Name   string
+	Result *Result
+}
+
+// Judge applies every failing rule of the check to every target, once its
+// parts are measured. Base's counters losing updates, or the database
+// server counting other work than the requests did, means the check is
+// broken: Judge records that in the Result's Errors (results.json and the
+// report show it there, after what could not be measured). A target with
+// Errors makes a plain error: the check could not judge it, and that wins
+// over any failure. Otherwise every finding against head (its counters not
+// exact, its PHP crashing where base's did not, a new race in the change's
+// code) makes one verdict.CheckFailed for all targets; nil is a pass. Each
+// line of the message names its target. A nil Result is a target the
+// check did not run on. Judge may be called again: it records each error
+// once.
+func Judge(targets []Target) error {
+	var errs, failed []string
+	for _, t := range targets {
+		r := t.Result
+		if r == nil {
+			continue
+		}
+		switch err := judge(r); {
+		case errors.Is(err, verdict.ErrCheckFailed):
+			failed = append(failed, named(t.Name, r.Findings())...)
+		case err != nil:
+			errs = append(errs, named(t.Name, r.Errors)...)
+		}
+	}
+	if err := verdict.CouldNotRun(errs); err != nil {
+		return err
+	}
+	return checkFailed(failed)
+}
+
+// judge applies the rules to one target: a plain error where r has
+// Errors, once what breaks its counters is recorded there, else its
+// findings' failure, else nil.
+func judge(r *Result) error {
+	r.recordBroken()
+	if err := verdict.CouldNotRun(r.Errors); err != nil {
+		return err
+	}
+	return checkFailed(r.Findings())
+}
+
+// recordBroken adds to r.Errors, once each, what makes its counters unable
+// to judge head.
+func (r *Result) recordBroken() {
 	for _, e := range r.broken() {
 		if !slices.Contains(r.Errors, e) {
 			r.Errors = append(r.Errors, e)
 		}
 	}
-	if len(r.Errors) > 0 {
-		return errors.New(strings.Join(r.Errors, "; "))
-	}
-	return CheckFailed(r.Findings())
 }
 
-// CheckFailed is the check's failure for findings (nil without any), which
-// may be several targets' Findings, each named.
-func CheckFailed(findings []string) error {
+// named prefixes each of a target's lines with its name.
+func named(target string, lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = target + ": " + l
+	}
+	return out
+}
+
+// checkFailed is the check's failure for findings (nil without any).
+func checkFailed(findings []string) error {
 	if len(findings) == 0 {
 		return nil
 	}

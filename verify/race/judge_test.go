@@ -80,7 +80,7 @@ func TestJudge(t *testing.T) {
 			wantErr: []string{"ThreadSanitizer: no TSan build of base", "base counters: the database server counted 18 connections, 10 requests open 20"}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			err := Judge(tt.r)
+			err := judge(tt.r)
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("Judge = %v, want nil", err)
@@ -102,12 +102,65 @@ func TestJudge(t *testing.T) {
 				t.Errorf("Errors (-want +got):\n%s", diff)
 			}
 			// Judging again changes nothing.
-			again := Judge(tt.r)
+			again := judge(tt.r)
 			if (again == nil) != (err == nil) || (err != nil && again.Error() != err.Error()) {
 				t.Errorf("Judge again = %v, first %v", again, err)
 			}
 			if diff := cmp.Diff(tt.wantErr, tt.r.Errors); diff != "" {
 				t.Errorf("Errors after judging again (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Judge's one message tells of every target, each line naming its
+// target, and an error in any target makes the check an error (exit 2)
+// rather than a failure.
+func TestJudgeTargets(t *testing.T) {
+	exact := JudgeCounters(CounterRun{Requests: 10, PerRequest: map[string]int64{"a": 1}, Grew: map[string]int64{"a": 10}, DBConnections: 20, ConnsPerReq: 2})
+	lost := JudgeCounters(CounterRun{Requests: 10, PerRequest: map[string]int64{"a": 1}, Grew: map[string]int64{"a": 9}, DBConnections: 20, ConnsPerReq: 2})
+	result := func(base, head CounterCheck, errs ...string) *Result {
+		return &Result{Counters: []*Counters{{Side: side.Base, Check: base}, {Side: side.Head, Check: head}}, TSan: &TSan{}, Errors: errs}
+	}
+	for _, tt := range []struct {
+		name    string
+		results map[string]*Result
+		want    string // "" for a pass
+		failed  bool
+	}{
+		{"passed", map[string]*Result{"master": result(exact, exact), "PHP-8.4": result(exact, exact)}, "", false},
+		{"not run on a target", map[string]*Result{"master": result(exact, exact), "PHP-8.4": nil}, "", false},
+		{"head lost updates in two targets", map[string]*Result{"master": result(exact, lost), "PHP-8.4": result(exact, lost)},
+			"not safe under concurrency: master: head counters: 1 counter off in 10 requests, 1 short in all (a 9 of 10); PHP-8.4: head counters: 1 counter off in 10 requests, 1 short in all (a 9 of 10)", true},
+		{"an error beats a failure", map[string]*Result{"master": result(exact, lost), "PHP-8.4": result(exact, exact, "head counters: no server", "ThreadSanitizer: no build")},
+			"PHP-8.4: head counters: no server; PHP-8.4: ThreadSanitizer: no build", false},
+		{"base lost updates", map[string]*Result{"master": result(lost, lost)},
+			"master: base counters: 1 counter off in 10 requests, 1 short in all (a 9 of 10) although base takes the statistics mutex: the check cannot judge head here", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var targets []Target
+			for _, name := range []string{"master", "PHP-8.4"} {
+				if res, ok := tt.results[name]; ok {
+					targets = append(targets, Target{name, res})
+				}
+			}
+			err := Judge(targets)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("Judge = %v, want nil", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Judge = nil, want %q", tt.want)
+			}
+			msg := err.Error()
+			var ce *verdict.CheckError
+			if errors.As(err, &ce) {
+				msg = ce.Message
+			}
+			if msg != tt.want || errors.Is(err, verdict.ErrCheckFailed) != tt.failed {
+				t.Errorf("Judge = %q (check failed: %v), want %q (%v)", msg, errors.Is(err, verdict.ErrCheckFailed), tt.want, tt.failed)
 			}
 		})
 	}
@@ -157,17 +210,17 @@ func TestJudgeOneCPU(t *testing.T) {
 	two.CPUs = 2
 
 	r := judged(one(exact), one(exact), RaceDiff{})
-	err := Judge(r)
+	err := judge(r)
 	if err == nil || errors.Is(err, verdict.ErrCheckFailed) || len(r.Errors) != 1 || r.Errors[0] != "head counters: "+oneCPUText {
 		t.Errorf("exact on 1 CPU: Judge = %v, Errors %q; want the one-CPU error", err, r.Errors)
 	}
 	if cell := r.Cell(); !strings.Contains(cell, "counters not decided (1 CPU)") {
 		t.Errorf("exact on 1 CPU: cell %q, want not decided", cell)
 	}
-	if err := Judge(judged(one(exact), one(lost), RaceDiff{})); !errors.Is(err, verdict.ErrCheckFailed) {
+	if err := judge(judged(one(exact), one(lost), RaceDiff{})); !errors.Is(err, verdict.ErrCheckFailed) {
 		t.Errorf("lost on 1 CPU: Judge = %v, want a failed check", err)
 	}
-	if err := Judge(judged(one(exact), two, RaceDiff{})); err != nil {
+	if err := judge(judged(one(exact), two, RaceDiff{})); err != nil {
 		t.Errorf("head exact on 2 CPUs: Judge = %v, want a pass", err)
 	}
 	if got := two.String(); got != "2/2 counters exact, 0 updates lost in 10 requests on 2 CPUs" {
@@ -200,20 +253,20 @@ func withMemory(r *Result, base, head CounterCheck) *Result {
 // breaks the check; a crash there is a crash.
 func TestJudgeMemoryPhase(t *testing.T) {
 	exact, lost := counterCheck(10, 20), counterCheck(9, 20)
-	if err := Judge(withMemory(judged(exact, exact, RaceDiff{}), exact, exact)); err != nil {
+	if err := judge(withMemory(judged(exact, exact, RaceDiff{}), exact, exact)); err != nil {
 		t.Errorf("every phase exact: Judge = %v, want a pass", err)
 	}
-	err := Judge(withMemory(judged(exact, exact, RaceDiff{}), exact, lost))
+	err := judge(withMemory(judged(exact, exact, RaceDiff{}), exact, lost))
 	if !errors.Is(err, verdict.ErrCheckFailed) || !strings.HasPrefix(err.Error(), "not safe under concurrency: head counters (memory statistics on): 1 counter off in 10 requests, 1 short in all (a 9 of 10)") {
 		t.Errorf("head off with memory statistics on: Judge = %v, want it failed by name", err)
 	}
 	r := withMemory(judged(exact, exact, RaceDiff{}), lost, lost)
-	if err := Judge(r); err == nil || errors.Is(err, verdict.ErrCheckFailed) || !strings.HasPrefix(r.Errors[0], "base counters (memory statistics on): ") {
+	if err := judge(r); err == nil || errors.Is(err, verdict.ErrCheckFailed) || !strings.HasPrefix(r.Errors[0], "base counters (memory statistics on): ") {
 		t.Errorf("base off with memory statistics on: Judge = %v, errors %q, want the check broken", err, r.Errors)
 	}
 	r = withMemory(judged(exact, exact, RaceDiff{}), exact, exact)
 	r.Counters[3].Run.ChildSignals = []string{"Segmentation fault (11)"}
-	if err := Judge(r); !errors.Is(err, verdict.ErrCheckFailed) || !strings.Contains(err.Error(), "head's PHP crashed") {
+	if err := judge(r); !errors.Is(err, verdict.ErrCheckFailed) || !strings.Contains(err.Error(), "head's PHP crashed") {
 		t.Errorf("head crashed with memory statistics on: Judge = %v, want a failed check", err)
 	}
 	if r.CountersOf(side.Head) != r.Counters[1] || r.MemoryOf(side.Head) != r.Counters[3] || r.MemoryOf(side.Base) != r.Counters[2] {

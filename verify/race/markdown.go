@@ -11,6 +11,40 @@ import (
 	"github.com/patchproof/patchproof/verify/verdict"
 )
 
+// Label names the check in the report's tables and its verdict block.
+func (*Result) Label() string { return "concurrency" }
+
+// Question is the reviewer's question the check answers: the fourth, is
+// it safe under concurrency.
+func (*Result) Question() int { return 4 }
+
+// Sections are the target's concurrency section, none where the check
+// did not run.
+func (r *Result) Sections() []verdict.Section {
+	if r == nil {
+		return nil
+	}
+	return []verdict.Section{r}
+}
+
+// Artifacts are ThreadSanitizer's reports of each side, where they were
+// kept, and the servers' logs.
+func (r *Result) Artifacts() []verdict.Artifact {
+	if r == nil || r.TSan == nil {
+		return nil
+	}
+	var logs []string
+	for _, s := range r.TSan.Sides {
+		if s.Log != "" {
+			logs = append(logs, markdown.Code(s.Log))
+		}
+	}
+	if len(logs) == 0 {
+		return nil
+	}
+	return []verdict.Artifact{{What: "the ThreadSanitizer reports", Files: logs}, verdict.ServerLogs}
+}
+
 // Cell is the check in the report's verdict block: one line for the counters,
 // one for ThreadSanitizer, one for a crash that fails head, and how many
 // errors kept it from judging.

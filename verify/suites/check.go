@@ -1,7 +1,6 @@
 package suites
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -66,11 +65,11 @@ func Judge(targets []Target) error {
 			}
 		}
 	}
-	if len(errs) > 0 {
-		return errors.New(strings.Join(errs, "; "))
+	if err := verdict.CouldNotRun(errs); err != nil {
+		return err
 	}
-	if len(infra) > 0 {
-		return errors.New(strings.Join(infra, "; "))
+	if err := verdict.CouldNotRun(infra); err != nil {
+		return err
 	}
 	if len(regressions) > 0 {
 		return verdict.CheckFailed("%d tests regressed: %s", len(regressions), strings.Join(regressions, ", "))

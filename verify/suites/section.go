@@ -9,6 +9,31 @@ import (
 	"github.com/patchproof/patchproof/verify/verdict"
 )
 
+// Label names the check in the report's tables and its verdict block.
+func (*Result) Label() string { return "tests" }
+
+// Question is the reviewer's question the check answers: the second, do
+// the tests still pass.
+func (*Result) Question() int { return 2 }
+
+// Sections are the target's test-suite section, none where the check did
+// not run.
+func (r *Result) Sections() []verdict.Section {
+	if r == nil {
+		return nil
+	}
+	return []verdict.Section{r}
+}
+
+// Artifacts are what the run keeps of the suites: the tests' results as
+// JUnit, which the report writes.
+func (r *Result) Artifacts() []verdict.Artifact {
+	if r == nil {
+		return nil
+	}
+	return []verdict.Artifact{{What: "`junit.xml`"}}
+}
+
 // Cell is the test-suite check in the report's verdict block: regressions over
 // every variant compared, flakes, and what could not be run.
 func (r *Result) Cell() string {

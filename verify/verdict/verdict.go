@@ -1,14 +1,18 @@
 // Package verdict is the one vocabulary every check speaks: the status of a
 // stage or a run (passed, failed, could not run, did not finish…), the
 // change a comparison of base and head concludes (improved, regressed, no
-// change, not decided), and the error a check returns when it fails. Each
-// has one rendering, so that a word means the same in every section of the
-// report, in results.json and on the commit status.
+// change, not decided), and the error a check returns when it fails or
+// could not run. Each has one rendering, so that a word means the same in
+// every section of the report, in results.json and on the commit status.
+// It also names the shapes of a check's part of the report: its Section,
+// the rows it gives "What moved" (Move) and the files it tells of
+// (Artifact).
 package verdict
 
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Status is the outcome of a run or a stage, as results.json spells it.
@@ -58,6 +62,16 @@ func (s Status) Icon() string {
 	}
 	return "❔"
 }
+
+// The marks of what is neither a status nor a change: a warning, what a
+// reviewer must know though it gates nothing (a break under --abi warn,
+// a crash chance could explain), and information, a finding the rules do
+// not judge (a break on a branch that is not stable, NTS machine code
+// that changed where no no-op was expected).
+const (
+	WarningIcon     = "⚠️"
+	InformationIcon = "ℹ️"
+)
 
 // Change is what a comparison of head with base (or of one arm with
 // another) concludes about a measure, as results.json spells it; "" where
@@ -126,3 +140,16 @@ func (e *CheckError) Error() string { return e.Message + ": " + ErrCheckFailed.E
 
 // Is makes a *CheckError an ErrCheckFailed.
 func (e *CheckError) Is(target error) bool { return target == ErrCheckFailed }
+
+// CouldNotRun is the error of a check or stage that could not run some of
+// its parts (a target not compared, a build's suites not run, a run that
+// did not exercise the server), each part's message on one line; nil when
+// every part ran. It is never an ErrCheckFailed: what could not run makes
+// the check an error (exit status 2), whatever the other parts found, so a
+// Judge returns it before its failures.
+func CouldNotRun(msgs []string) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(msgs, "; "))
+}

@@ -166,6 +166,14 @@ func TestResolvedDefaults(t *testing.T) {
 	if _, err := (Options{Base: BuildRef{Module: mod}, Dir: "x", Measures: []Measure{"bogus"}}).resolved(); err == nil {
 		t.Error("unknown measure: no error")
 	}
+	for _, m := range allMeasures {
+		if got, err := ParseMeasure(string(m)); got != m || err != nil {
+			t.Errorf("ParseMeasure(%q) = %q, %v", m, got, err)
+		}
+	}
+	if _, err := ParseMeasure("bogus"); err == nil || err.Error() != `unknown measure "bogus" (cpu, locks, instructions, profile)` {
+		t.Errorf("ParseMeasure(bogus): %v", err)
+	}
 }
 
 // One counted pass measures no spread: a build's lock calls change by

@@ -44,6 +44,14 @@ const (
 	MeasureProfile Measure = "profile"
 )
 
+// ParseMeasure reads a measure as --bench-measures names it.
+func ParseMeasure(s string) (Measure, error) {
+	if m := Measure(s); slices.Contains(allMeasures, m) {
+		return m, nil
+	}
+	return "", fmt.Errorf("unknown measure %q (%s)", s, strings.Join(MeasureNames(), ", "))
+}
+
 // MeasureNames lists the measures Options.Measures takes.
 func MeasureNames() []string {
 	names := make([]string, len(allMeasures))

@@ -128,11 +128,11 @@ func DemoBench(dir string) *bench.Result {
 // DemoRun is the demo's run with its benchmark: Demo, bench included.
 func DemoRun() *results.Result {
 	res := Demo()
-	res.Settings.Stages = []string{"checkout", "build", "codediff", "tests", "race", "bench"}
+	res.Settings.Stages = []string{results.StageCheckout, results.StageBuild, results.StageCodeDiff, results.StageTests, results.StageRace, results.StageBench}
 	res.Targets[0].Bench = DemoBench("bench/PHP-8.2")
 	for _, s := range res.Stages {
-		if s.Name == "bench" {
-			*s = *stage("bench", results.StatusPassed, 20*time.Minute+21*time.Second, 31*time.Minute+12*time.Second, "")
+		if s.Name == results.StageBench {
+			*s = *stage(results.StageBench, results.StatusPassed, 20*time.Minute+21*time.Second, 31*time.Minute+12*time.Second, "")
 		}
 	}
 	res.FinishedAt = at(51*time.Minute + 40*time.Second)
@@ -155,7 +155,7 @@ func PRJob(name string) *results.Result {
 // as a job of a real PR's run.
 func AsPRJob(res *results.Result, name string) *results.Result {
 	res.Settings = settings(PHPSrc, 4242, false)
-	res.Settings.Stages = []string{"checkout", "build", "codediff", "tests", "race", "bench"}
+	res.Settings.Stages = []string{results.StageCheckout, results.StageBuild, results.StageCodeDiff, results.StageTests, results.StageRace, results.StageBench}
 	res.RunURL = "https://github.com/patchproof/patchproof/actions/runs/9003"
 	tr := res.Targets[0]
 	tr.Name, tr.Repo = name, PHPSrc

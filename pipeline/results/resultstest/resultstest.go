@@ -153,7 +153,7 @@ func stage(name string, st results.Status, start, dur time.Duration, note string
 
 func settings(repo string, pr int, demo bool) results.Settings {
 	return results.Settings{Repo: repo, PR: pr, Demo: demo, Variants: []string{"nts", "zts"}, Builder: "host",
-		Profile: "mysql", ProfileText: "mysqlnd, mysqli, pdo_mysql with OpenSSL and zlib; nothing else", Jobs: 8, Stages: []string{"checkout", "build", "codediff", "tests", "race"}, ExpectNTSNoop: true}
+		Profile: "mysql", ProfileText: "mysqlnd, mysqli, pdo_mysql with OpenSSL and zlib; nothing else", Jobs: 8, Stages: []string{results.StageCheckout, results.StageBuild, results.StageCodeDiff, results.StageTests, results.StageRace}, ExpectNTSNoop: true}
 }
 
 var testMachine = results.Machine{Hostname: "runner-7", CPUs: 16, CPUModel: "AMD EPYC 7763 64-Core Processor",
@@ -181,12 +181,12 @@ func Demo() *results.Result {
 			Race:     RaceResult(false),
 		}},
 		Stages: []*results.StageResult{
-			stage("checkout", results.StatusPassed, 0, 3100*time.Millisecond, ""),
-			stage("build", results.StatusPassed, 3*time.Second, 9*time.Minute+55*time.Second, ""),
-			stage("codediff", results.StatusPassed, 10*time.Minute, 31400*time.Millisecond, ""),
-			stage("tests", results.StatusPassed, 10*time.Minute+32*time.Second, 9*time.Minute+4*time.Second, ""),
-			stage("race", results.StatusPassed, 19*time.Minute+36*time.Second, 45*time.Second, ""),
-			stage("bench", results.StatusSkipped, 0, 0, "not selected (--stages)"),
+			stage(results.StageCheckout, results.StatusPassed, 0, 3100*time.Millisecond, ""),
+			stage(results.StageBuild, results.StatusPassed, 3*time.Second, 9*time.Minute+55*time.Second, ""),
+			stage(results.StageCodeDiff, results.StatusPassed, 10*time.Minute, 31400*time.Millisecond, ""),
+			stage(results.StageTests, results.StatusPassed, 10*time.Minute+32*time.Second, 9*time.Minute+4*time.Second, ""),
+			stage(results.StageRace, results.StatusPassed, 19*time.Minute+36*time.Second, 45*time.Second, ""),
+			stage(results.StageBench, results.StatusSkipped, 0, 0, "not selected (--stages)"),
 		},
 	}
 }
@@ -257,7 +257,7 @@ func Racy() *results.Result {
 	res.Targets[0].Head = results.CommitRef{Ref: "racy-stats", Commit: demoHead, Subject: "mysqlnd: drop the statistics lock under ZTS (racy fixture)"}
 	res.Targets[0].Race = RaceResult(true)
 	for _, s := range res.Stages {
-		if s.Name == "race" {
+		if s.Name == results.StageRace {
 			s.Status = results.StatusFailed
 			// What the stage says is the check's own line, as a run has it.
 			s.Error = "not safe under concurrency: PHP-8.2: head counters: " + res.Targets[0].Race.Counters[1].Check.String()
@@ -301,11 +301,11 @@ func Failing() *results.Result {
 			Tests:    tr,
 		}},
 		Stages: []*results.StageResult{
-			stage("checkout", results.StatusPassed, 0, 12*time.Second, ""),
-			stage("build", results.StatusFailed, 12*time.Second, 65*time.Second, "1 of 4 builds failed (master head/zts)"),
-			stage("codediff", results.StatusFailed, 77*time.Second, 9*time.Second, "master: NTS machine code changed: ext/mysqlnd/mysqlnd_statistics.o:mysqlnd_stats_init"),
-			stage("tests", results.StatusPassed, 86*time.Second, 5*time.Minute+30*time.Second, ""),
-			stage("bench", results.StatusSkipped, 0, 0, "not selected (--stages)"),
+			stage(results.StageCheckout, results.StatusPassed, 0, 12*time.Second, ""),
+			stage(results.StageBuild, results.StatusFailed, 12*time.Second, 65*time.Second, "1 of 4 builds failed (master head/zts)"),
+			stage(results.StageCodeDiff, results.StatusFailed, 77*time.Second, 9*time.Second, "master: NTS machine code changed: ext/mysqlnd/mysqlnd_statistics.o:mysqlnd_stats_init"),
+			stage(results.StageTests, results.StatusPassed, 86*time.Second, 5*time.Minute+30*time.Second, ""),
+			stage(results.StageBench, results.StatusSkipped, 0, 0, "not selected (--stages)"),
 		},
 	}
 	res.Stages[2].Warnings = []string{"head: ext/mysqlnd/mysqlnd_new.o: function f has no size; took 16 bytes up to the next symbol"}
@@ -353,11 +353,11 @@ func Backport() *results.Result {
 			},
 		},
 		Stages: []*results.StageResult{
-			stage("checkout", results.StatusFailed, 0, 20*time.Second, "PHP-8.4: patch does not apply"),
-			stage("build", results.StatusPassed, 20*time.Second, 4*time.Minute+35*time.Second, ""),
-			stage("codediff", results.StatusPassed, 5*time.Minute, 30*time.Second, ""),
-			stage("tests", results.StatusSkipped, 0, 0, "not selected (--stages)"),
-			stage("bench", results.StatusSkipped, 0, 0, "not selected (--stages)"),
+			stage(results.StageCheckout, results.StatusFailed, 0, 20*time.Second, "PHP-8.4: patch does not apply"),
+			stage(results.StageBuild, results.StatusPassed, 20*time.Second, 4*time.Minute+35*time.Second, ""),
+			stage(results.StageCodeDiff, results.StatusPassed, 5*time.Minute, 30*time.Second, ""),
+			stage(results.StageTests, results.StatusSkipped, 0, 0, "not selected (--stages)"),
+			stage(results.StageBench, results.StatusSkipped, 0, 0, "not selected (--stages)"),
 		},
 	}
 	res.Targets[0].Backport.Error = "patch does not apply: 1 hunks failed: ext/mysqlnd/mysqlnd_statistics.h @@ -55,9 +55,13 @@: context does not match"

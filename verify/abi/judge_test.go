@@ -1,0 +1,48 @@
+package abi
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/patchproof/patchproof/verify/verdict"
+)
+
+// Judge takes every target at once: a stable branch's break fails it, the
+// same break on master is information, and a target that could not be
+// compared makes the check an error, whatever the others found. Each line
+// names its target.
+func TestJudgeTargets(t *testing.T) {
+	broken := func() *Result {
+		return &Result{Variants: []*Variant{{Name: "ZTS", Changes: []Change{{Kind: MemberAdded, Subject: "struct st", Member: "c", Break: true}}}}}
+	}
+	errored := &Result{Errors: []string{"no debug info"}}
+	for _, tt := range []struct {
+		name    string
+		targets []Target
+		mode    Mode
+		want    string // "" for a pass
+		failed  bool
+	}{
+		{"a break on master", []Target{{"master", broken()}}, Fail, "", false},
+		{"a break on a stable branch", []Target{{"master", broken()}, {"PHP-8.4", broken()}}, Fail,
+			"PHP-8.4: the ABI of a stable branch changed: ZTS struct st.c: member added: check failed", true},
+		{"warn", []Target{{"PHP-8.4", broken()}}, Warn, "", false},
+		{"not run on a target", []Target{{"PHP-8.4", nil}}, Fail, "", false},
+		{"an error beats a failure", []Target{{"PHP-8.4", broken()}, {"PHP-8.3", errored}}, Fail, "PHP-8.3: no debug info", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Judge(tt.targets, tt.mode)
+			switch {
+			case tt.want == "" && err != nil:
+				t.Fatalf("Judge = %v, want nil", err)
+			case tt.want == "":
+				return
+			case err == nil:
+				t.Fatalf("Judge = nil, want %q", tt.want)
+			}
+			if err.Error() != tt.want || errors.Is(err, verdict.ErrCheckFailed) != tt.failed {
+				t.Errorf("Judge = %q (check failed: %v), want %q (%v)", err, errors.Is(err, verdict.ErrCheckFailed), tt.want, tt.failed)
+			}
+		})
+	}
+}

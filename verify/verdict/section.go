@@ -1,0 +1,40 @@
+package verdict
+
+import (
+	"io"
+	"strings"
+)
+
+// A Section is a check's part of a target's report, which the report
+// (pipeline/report) walks in the order of the target's checks: Label, its
+// name in the report's tables ("NTS", "tests"); Cell, its short answer;
+// and WriteSection, its section. A check's result gives its sections
+// (Sections) where it has something to show, and may say more through
+// the report's optional methods: Answer, Caveats, Moves,
+// WriteCompactSection.
+type Section interface {
+	Label() string
+	Cell() string
+	WriteSection(w io.Writer) error
+}
+
+// An Artifact is a file of the run's artifacts that a check tells of,
+// as the report's artifacts line names it: What (Markdown, escaped by the
+// check), and the Files of one target, listed in parentheses after it.
+// The report names each What once, after every check that tells of it,
+// with every target's Files.
+type Artifact struct {
+	What  string
+	Files []string
+}
+
+func (a Artifact) String() string {
+	if len(a.Files) == 0 {
+		return a.What
+	}
+	return a.What + " (" + strings.Join(a.Files, ", ") + ")"
+}
+
+// ServerLogs is the artifact of every check that starts servers: the
+// error.log each server's directory keeps.
+var ServerLogs = Artifact{What: "the servers' `error.log`"}
