@@ -14,6 +14,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -118,7 +119,8 @@ func (r *Run) save() {
 // String (its name: one of results' Stage constants), Run and Needs, in a
 // file of its own, and an entry here. What else a stage needs it declares
 // itself, with an optional method: checks of this machine beyond its tools
-// (hostChecker), builds beyond --variants (variantNeeder), being what
+// (hostChecker), builds beyond --variants (variantNeeder), flags of its
+// own (flagger), being what
 // every check needs (prerequisite). --stages, results.json's stages, the
 // build stage, a comment's stages= (Prerequisites) and doctor take the
 // stages, their names and what they need from this list alone. The report
@@ -151,6 +153,22 @@ func Prerequisites() []string {
 		}
 	}
 	return names
+}
+
+// A flagger is a stage with settings of its own: it defines their flags,
+// into the fields of Config that hold them.
+type flagger interface {
+	flags(fs *flag.FlagSet, c *Config)
+}
+
+// StageFlags defines, on fs, the flags of the stages that have settings
+// of their own (such as the concurrency check's --race-requests), into c.
+func StageFlags(fs *flag.FlagSet, c *Config) {
+	for _, s := range stages {
+		if f, ok := s.(flagger); ok {
+			f.flags(fs, c)
+		}
+	}
 }
 
 // StageNames lists the stages' names in order.

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -25,6 +26,11 @@ import (
 // builds serve the same load, and a data race head has and base has not, in
 // the change's code or ext/mysqlnd, fails the run.
 type raceStage struct{}
+
+// flags: how many requests the concurrency check serves at once.
+func (raceStage) flags(fs *flag.FlagSet, c *Config) {
+	fs.IntVar(&c.RaceRequests, "race-requests", 0, fmt.Sprintf("requests the concurrency check serves at once on each ZTS build, %d to %d (default 20000)", MinRaceRequests, MaxRaceRequests))
+}
 
 func (raceStage) String() string { return results.StageRace }
 

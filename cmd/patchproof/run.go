@@ -52,7 +52,7 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 	fs.StringVar(&measures, "bench-measures", "", "the benchmark's `MEASURES` (cpu,locks,instructions,profile; default all)")
 	fs.BoolVar(&cfg.AA, "aa", false, "benchmark base against itself as if it were head (A/A: every verdict is a false one)")
 	fs.BoolVar(&cfg.NoPin, "no-pin", false, "leave the benchmark unpinned on a small machine (by default, with 4 CPUs or fewer and no --*-cpus, the server gets half of them)")
-	fs.IntVar(&cfg.RaceRequests, "race-requests", 0, fmt.Sprintf("requests the concurrency check serves at once on each ZTS build, %d to %d (default 20000)", pipeline.MinRaceRequests, pipeline.MaxRaceRequests))
+	pipeline.StageFlags(fs.FlagSet, &cfg)
 	fs.IntVar(&cfg.Passes, "passes", 0, fmt.Sprintf("benchmark CPU passes, at most %d (default 40 of 1 s quick, 30 of 2 s report)", pipeline.MaxPasses))
 	fs.StringVar(&cfg.ServerCPUs, "server-cpus", "", "pin the benchmark's server to `CPUS` (taskset list)")
 	fs.StringVar(&cfg.LoadCPUs, "load-cpus", "", "pin wrk to `CPUS`")
