@@ -18,6 +18,7 @@ import (
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/pipeline/results/resultstest"
+	"github.com/patchproof/patchproof/verify/abi"
 	"github.com/patchproof/patchproof/verify/codediff"
 	"github.com/patchproof/patchproof/verify/suites"
 )
@@ -76,6 +77,10 @@ func hostile() *results.Result {
 	hr.Warnings = []string{p(0), p(3)}
 	t.Tests = &suites.Result{Server: "MariaDB", Runs: []*suites.RunResult{br, hr},
 		Comparisons: []*suites.VariantComparison{{Variant: "nts", Comparison: suites.Compare(br, hr)}}}
+	// An ABI change: the names and types are the head's headers'.
+	t.ABI = &abi.Result{Branch: t.Name, Policy: "information", Variants: []*abi.Variant{{Name: "zts", Headers: 1, Types: 2,
+		Changes: []abi.Change{{Kind: abi.MemberRetyped, Subject: "struct " + p(0), Member: p(1), Base: p(2), Head: p(3),
+			File: "ext/mysqlnd/" + p(4) + ".h", Line: 3, Break: true}}}}}
 	// A backport that conflicts three ways: both sides are the trees'
 	// text, the change's the PR's.
 	res.Targets = append(res.Targets, &results.TargetResult{Name: "PHP-8.4", Repo: t.Repo,
