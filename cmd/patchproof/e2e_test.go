@@ -301,20 +301,12 @@ func TestE2ECompileError(t *testing.T) {
 // build's error.
 func deriveHead(t *testing.T, name string, changed []string, edit func(src string)) (*builders.Build, *builders.Build, error) {
 	t.Helper()
-	res, out := e2eResult(t)
+	_, out := e2eResult(t)
 	trees, _ := filepath.Glob(filepath.Join(out, "src", "PHP-8.2-base-*"))
 	if len(trees) != 1 {
 		t.Fatalf("base tree: %v", trees)
 	}
-	var base *builders.Build
-	for _, b := range res.Targets[0].Builds {
-		if b.Side == side.Base && b.Variant == builders.NTS {
-			base = b
-		}
-	}
-	if base == nil || !base.OK {
-		t.Fatalf("the demo has no base NTS build: %+v", res.Targets[0].Builds)
-	}
+	base := demoBuild(t, side.Base, builders.NTS)
 	src := filepath.Join(t.TempDir(), "php")
 	if out, err := exec.Command("cp", "-a", trees[0], src).CombinedOutput(); err != nil {
 		t.Fatalf("cp: %v: %s", err, out)
@@ -336,35 +328,63 @@ func deriveHead(t *testing.T, name string, changed []string, edit func(src strin
 	return got, base, err
 }
 
+// demoBuild is the demo's build of a side and variant, which must have
+// succeeded.
+func demoBuild(t *testing.T, sd side.Side, v builders.Variant) *builders.Build {
+	t.Helper()
+	res, _ := e2eResult(t)
+	for _, b := range res.Targets[0].Builds {
+		if b.Side == sd && b.Variant == v && b.OK {
+			return b
+		}
+	}
+	t.Fatalf("the demo has no %s %s build: %+v", sd, v, res.Targets[0].Builds)
+	return nil
+}
+
 // A head whose run-tests.php is a link to a host file (a runner's
 // credentials, say): its build, made as the build stage makes it (derived,
 // the link kept as a link), is refused when its files are digested, with
 // the link named and the file never read. And were such a link in a build
 // tree (a second line of defence, shown on a copy of the demo's real base
-// build), the suites refuse to run: the harness is read beneath the
-// tree, so the file's text reaches neither the copy the suites would run,
-// nor the error, nor the log.
+// build), the suites refuse to run: the harness and main/php_version.h
+// are read beneath the tree, so the file's text reaches neither the copy
+// the suites would run, nor the error, nor the log.
 func TestE2EHarnessLinkRefused(t *testing.T) {
+	for _, rel := range []string{"run-tests.php", "main/php_version.h"} {
+		t.Run(filepath.Base(rel), func(t *testing.T) { harnessLinkRefused(t, rel) })
+	}
+}
+
+// harnessLinkRefused is TestE2EHarnessLinkRefused for the file rel of the
+// tree, which the suites copy out of the build.
+func harnessLinkRefused(t *testing.T, rel string) {
 	secret := filepath.Join(t.TempDir(), "credentials")
 	const text = "SECRET-runner-credentials-0f9e8d7c"
 	if err := os.WriteFile(secret, []byte("<?php echo '"+text+"';\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	link := func(dir string) {
-		harness := filepath.Join(dir, "run-tests.php")
-		if err := os.Remove(harness); err != nil {
+		file := filepath.Join(dir, rel)
+		if err := os.Remove(file); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.Symlink(secret, harness); err != nil {
+		if err := os.Symlink(secret, file); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, base, err := deriveHead(t, "harness-link", []string{"run-tests.php"}, link)
-	if !errors.Is(err, builders.ErrBuildFailed) || !strings.Contains(err.Error(), "run-tests.php: a symlink") {
-		t.Errorf("Build = %v, want a failed build naming the link", err)
-	}
-	if got != nil && (strings.Contains(got.Failure, text) || strings.Contains(fmt.Sprint(got.Errors), text)) {
-		t.Errorf("the host file's text reached the build's result: %+v", got)
+	base := demoBuild(t, side.Base, builders.NTS)
+	if rel == "run-tests.php" {
+		// A header linked out is compiled through the link, on the host:
+		// the host builder is for trees one trusts (docs/workflows.md).
+		// run-tests.php is no input of the compiler's.
+		got, _, err := deriveHead(t, "harness-link", []string{rel}, link)
+		if !errors.Is(err, builders.ErrBuildFailed) || !strings.Contains(err.Error(), rel+": a symlink") {
+			t.Errorf("Build = %v, want a failed build naming the link", err)
+		}
+		if got != nil && (strings.Contains(got.Failure, text) || strings.Contains(fmt.Sprint(got.Errors), text)) {
+			t.Errorf("the host file's text reached the build's result: %+v", got)
+		}
 	}
 
 	// The tree of a real build, with the link planted.
@@ -375,9 +395,9 @@ func TestE2EHarnessLinkRefused(t *testing.T) {
 	link(tree)
 	work := t.TempDir()
 	var log bytes.Buffer
-	_, err = phptests.Run(context.Background(), phptests.Options{PHP: filepath.Join(tree, "sapi", "cli", "php"), SrcDir: tree, WorkDir: work, Log: &log})
-	if err == nil || !strings.Contains(err.Error(), "run-tests.php") {
-		t.Fatalf("Run = %v, want an error naming run-tests.php", err)
+	_, err := phptests.Run(context.Background(), phptests.Options{PHP: filepath.Join(tree, "sapi", "cli", "php"), SrcDir: tree, WorkDir: work, Log: &log})
+	if err == nil || !strings.Contains(err.Error(), filepath.Base(rel)) {
+		t.Fatalf("Run = %v, want an error naming %s", err, rel)
 	}
 	if strings.Contains(err.Error(), text) || strings.Contains(log.String(), text) {
 		t.Errorf("the host file's text reached the error or the log: %v\n%s", err, log.String())
