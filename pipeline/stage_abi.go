@@ -72,6 +72,7 @@ func abiInput(tree string, b *builders.Build) abi.Input {
 	if b.Module != "" {
 		in.Binaries = append(in.Binaries, b.Module)
 	}
+	in.Debug = in.Binaries
 	return in
 }
 

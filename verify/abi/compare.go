@@ -13,8 +13,12 @@ type Input struct {
 	// Source is the source tree the build was made from: its installed
 	// headers and API numbers.
 	Source string
-	// Binaries are the ELF files whose DWARF and dynamic symbols are read:
-	// the php binary, libphp.so.
+	// Debug are the ELF files whose DWARF has the layouts: a
+	// ThreadSanitizer build's php and libphp.so, or a header probe's
+	// object (ProbeHeaders).
+	Debug []string
+	// Binaries are the ELF files whose exported dynamic symbols are
+	// compared: the php binary, libphp.so.
 	Binaries []string
 	// Roots are the directories the build compiled its files in, when not
 	// Source (a build in a container sees another path); a header outside
@@ -36,10 +40,12 @@ func read(in Input) (*abiSide, error) {
 	}
 	s := &abiSide{installed: inst, types: map[string]*Type{}, symbols: map[string]Symbol{}}
 	roots := append([]string{in.Source}, in.Roots...)
-	for _, b := range in.Binaries {
-		if err := readTypes(b, inst, roots, s.types); err != nil {
+	for _, d := range in.Debug {
+		if err := readTypes(d, inst, roots, s.types); err != nil {
 			return nil, err
 		}
+	}
+	for _, b := range in.Binaries {
 		if err := readSymbols(b, s.symbols); err != nil {
 			return nil, err
 		}
