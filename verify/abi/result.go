@@ -32,8 +32,11 @@ type Variant struct {
 	Headers int `json:"installed_headers"`
 	// Types and Symbols are how many head has, to say what "unchanged"
 	// covers.
-	Types      int         `json:"types"`
-	Symbols    int         `json:"symbols"`
+	Types   int `json:"types"`
+	Symbols int `json:"symbols"`
+	// LeftOut are the installed headers a header probe of base or head
+	// could not compile: their types are not compared.
+	LeftOut    []LeftOut   `json:"left_out,omitempty"`
 	APINumbers []APINumber `json:"api_numbers,omitempty"`
 	Changes    []Change    `json:"changes,omitempty"`
 }
