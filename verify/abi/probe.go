@@ -359,11 +359,19 @@ func culprits(out, build string) map[int]string {
 			if rel, err := filepath.Rel(build, file); err == nil && filepath.IsLocal(rel) {
 				where = filepath.ToSlash(rel)
 			}
-			bad[at] = fmt.Sprintf("%s:%d: %s", where, n, strings.ReplaceAll(msg, build+"/", ""))
+			msg = strings.ReplaceAll(msg, build+"/", "")
+			if r := []rune(msg); len(r) > maxWhy {
+				msg = string(r[:maxWhy]) + "…"
+			}
+			bad[at] = fmt.Sprintf("%s:%d: %s", where, n, msg)
 		}
 	}
 	return bad
 }
+
+// maxWhy bounds the error a header is left out for, in characters: a
+// type in gcc's words can be long.
+const maxWhy = 160
 
 // maxDeps bounds the dependency file gcc writes: a few hundred paths.
 const maxDeps = 4 << 20

@@ -292,3 +292,26 @@ func TestProbeRealBuilds(t *testing.T) {
 		})
 	}
 }
+
+// The section says where a variant's layouts came from and which headers
+// the probe left out, each with its reason.
+func TestSectionProbe(t *testing.T) {
+	r := &Result{Policy: string(Fail), Variants: []*Variant{{
+		Name: "nts", Headers: 57, Types: 1220, Symbols: 2279,
+		Layouts: "header probes", ProbeMS: 11300,
+		LeftOut: []LeftOut{{Header: "TSRM/tsrm_win32.h", Why: "TSRM/tsrm_win32.h:21: windows.h: No such file or directory"}},
+	}}}
+	var b strings.Builder
+	if err := r.WriteSection(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"- ✅ nts: ABI unchanged (1220 types of 57 installed headers, 2279 exported symbols; layouts from header probes, 11.3 s; 1 header left out)",
+		"<details><summary>nts: 1 installed header the probe left out, whose types are not compared</summary>",
+		"- `TSRM/tsrm_win32.h`: TSRM/tsrm_win32.h:21: windows.h: No such file or directory",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("section lacks %q:\n%s", want, b.String())
+		}
+	}
+}

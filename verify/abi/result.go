@@ -34,6 +34,12 @@ type Variant struct {
 	// covers.
 	Types   int `json:"types"`
 	Symbols int `json:"symbols"`
+	// Layouts says where the layouts came from, in words: a debug
+	// build's DWARF, or header probes' (ProbeHeaders).
+	Layouts string `json:"layouts,omitempty"`
+	// ProbeMS is how long the header probes of base and head took, in
+	// all.
+	ProbeMS int64 `json:"probe_ms,omitempty"`
 	// LeftOut are the installed headers a header probe of base or head
 	// could not compile: their types are not compared.
 	LeftOut    []LeftOut   `json:"left_out,omitempty"`
