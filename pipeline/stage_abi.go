@@ -82,12 +82,3 @@ func abiInput(tree string, b *builders.Build) abi.Input {
 	in.Debug = in.Binaries
 	return in
 }
-
-// extraVariants are the ThreadSanitizer builds, whose debug info the check
-// reads (see abiStage), made from the ZTS builds: none without them.
-func (abiStage) extraVariants(cfg *Config) []builders.Variant {
-	if slices.Contains(cfg.Variants, builders.ZTS) {
-		return []builders.Variant{builders.TSan}
-	}
-	return nil
-}
