@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/patchproof/patchproof/builders"
-	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/verify/abi"
 )
@@ -20,34 +19,42 @@ import (
 // the extensions using it, TSRM and the files the change touches, which
 // is where a change to mysqlnd's headers shows, and they lay types out as
 // the ZTS build does (the sanitizer adds no member). So the check reads
-// ZTS from them, at no build of its own. NTS has no such build: it is not
-// compared, and the report says so (its machine code is codediff's).
+// ZTS from them where the run made them. NTS, and ZTS without them, come
+// from a header probe of each build (abi.ProbeHeaders): one file that
+// includes every installed header, compiled with -g against the build's
+// configured headers, in seconds (abiVariant).
 type abiStage struct{}
 
 func (abiStage) String() string { return results.StageABI }
 
-// Needs nothing: DWARF and symbols are read in Go (debug/dwarf).
-func (abiStage) Needs(*Config) []Need { return nil }
+// Needs the compiler of the header probe where builds run; DWARF and
+// symbols are read in Go (debug/dwarf).
+func (abiStage) Needs(cfg *Config) []Need {
+	return cfg.placed(only(builders.KindHost, Need{Tool: "gcc", Package: "gcc", Why: "compiles the ABI check's header probe"})...)
+}
 
 func (abiStage) Run(ctx context.Context, r *Run) error {
 	var judged []abi.Target
 	compared := 0
+	probe := &probeCompiler{r: r}
 	for _, t := range r.Targets {
-		base, head := t.build(side.Base, builders.TSan), t.build(side.Head, builders.TSan)
-		if base == nil || head == nil {
+		res := &abi.Result{Branch: t.Name}
+		for _, variant := range []builders.Variant{builders.NTS, builders.ZTS} {
+			v, err := r.abiVariant(ctx, t, variant, probe)
+			switch {
+			case err != nil:
+				res.Errors = append(res.Errors, err.Error())
+			case v != nil:
+				res.Variants = append(res.Variants, v)
+				compared++
+				fmt.Fprintf(r.Log, "%s %s: %d types, %d symbols, %d changes\n", t.Name, v.Name, v.Types, v.Symbols, len(v.Changes))
+			case slices.Contains(r.Config.Variants, variant):
+				res.NotCompared = append(res.NotCompared, abi.NotCompared{Variant: string(variant), Why: "no successful builds of base and head"})
+			}
+		}
+		if len(res.Variants) == 0 && len(res.Errors) == 0 {
 			continue
 		}
-		res := &abi.Result{Branch: t.Name}
-		r.Progress.Step("%s: compare the ZTS ABI (the ThreadSanitizer builds' debug info)", t.Name)
-		v, err := abi.Compare(string(builders.ZTS), abiInput(t.BaseTree, base), abiInput(t.HeadTree, head))
-		if err != nil {
-			res.Errors = append(res.Errors, err.Error())
-		} else {
-			res.Variants = append(res.Variants, v)
-			compared++
-			fmt.Fprintf(r.Log, "%s zts: %d types, %d symbols, %d changes\n", t.Name, v.Types, v.Symbols, len(v.Changes))
-		}
-		res.NotCompared = append(res.NotCompared, abi.NotCompared{Variant: string(builders.NTS), Why: "no NTS build has debug info; its machine code is the codediff check's"})
 		r.setTarget(t, func(tr *results.TargetResult) { tr.ABI = res })
 		judged = append(judged, abi.Target{Name: t.Name, Result: res})
 	}
@@ -55,15 +62,15 @@ func (abiStage) Run(ctx context.Context, r *Run) error {
 		return err
 	}
 	if compared == 0 {
-		return Skip("no ThreadSanitizer builds of base and head: they carry the debug info (the race stage asks for them)")
+		return Skip("no successful NTS or ZTS builds of base and head")
 	}
 	return nil
 }
 
-// abiInput is what the ABI check reads of a side's TSan build: the tree
-// it was exported as (installed headers, API numbers) and its php and
-// Apache module. The build compiled in its own directory: a header's
-// path in DWARF lies there.
+// abiInput is what the ABI check reads of a side's build: the tree it was
+// exported as (installed headers, API numbers) and its php and Apache
+// module, whose debug info a TSan build has. The build compiled in its own
+// directory: a header's path in DWARF lies there.
 func abiInput(tree string, b *builders.Build) abi.Input {
 	in := abi.Input{Source: tree, Roots: []string{b.Dir}}
 	if b.PHP != "" {
@@ -72,14 +79,6 @@ func abiInput(tree string, b *builders.Build) abi.Input {
 	if b.Module != "" {
 		in.Binaries = append(in.Binaries, b.Module)
 	}
+	in.Debug = in.Binaries
 	return in
-}
-
-// extraVariants are the ThreadSanitizer builds, whose debug info the check
-// reads (see abiStage), made from the ZTS builds: none without them.
-func (abiStage) extraVariants(cfg *Config) []builders.Variant {
-	if slices.Contains(cfg.Variants, builders.ZTS) {
-		return []builders.Variant{builders.TSan}
-	}
-	return nil
 }

@@ -119,6 +119,13 @@ func TestE2ERehearsalRun(t *testing.T) {
 		if len(tg.Builds) != 2 {
 			t.Errorf("%s: %d builds, want base and head NTS", target, len(tg.Builds))
 		}
+		// The change alters struct st_mysqlnd_stats under ZTS alone: the
+		// header probes of the NTS builds find their ABI unchanged.
+		if a := tg.ABI; a == nil || len(a.Errors) != 0 || len(a.Variants) != 1 || a.Variants[0].Name != "nts" || len(a.Variants[0].Changes) != 0 || a.Variants[0].Layouts == "" {
+			t.Errorf("%s: ABI %+v, want NTS compared through header probes, unchanged", target, a)
+		} else if v := a.Variants[0]; v.Types < 1000 {
+			t.Errorf("%s: NTS ABI of %d types: the probes covered too little", target, v.Types)
+		}
 		for _, b := range tg.Builds {
 			// master's trees are the demo's: its builds were the demo's.
 			if target == "master" && !b.Cached {
@@ -174,6 +181,9 @@ func TestE2ERehearsalRun(t *testing.T) {
 	}
 	if strings.Count(body, "identical") < 2 {
 		t.Errorf("the comment shows %d NTS verdicts, want master's and PHP-8.4's", strings.Count(body, "identical"))
+	}
+	if n := strings.Count(body, "✅ nts: ABI unchanged"); n < 2 {
+		t.Errorf("the comment shows %d NTS ABI lines, want master's and PHP-8.4's", n)
 	}
 
 	// The plan's pending status. The second trigger for this head (run

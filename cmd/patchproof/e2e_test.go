@@ -147,7 +147,8 @@ func TestE2EDemo(t *testing.T) {
 // struct st_mysqlnd_stats (the mutex member gone, the counters
 // re-typed as atomics) and calls the mutex's removal a break; the demo's
 // base is a stable branch and scripts/test passes --abi warn, so the
-// target passes with it as a warning. NTS is not compared, and says so.
+// target passes with it as a warning. NTS, from header probes of its
+// builds, is unchanged: the struct has its mutex under ZTS alone.
 func TestE2EABI(t *testing.T) {
 	res, _ := e2eResult(t)
 	a := res.Targets[0].ABI
@@ -157,13 +158,24 @@ func TestE2EABI(t *testing.T) {
 	if a.Policy != "warn" || len(a.Errors) != 0 {
 		t.Errorf("policy %q, errors %v; want warn (the demo's --abi) and none", a.Policy, a.Errors)
 	}
-	if len(a.Variants) != 1 || a.Variants[0].Name != "zts" {
-		t.Fatalf("variants %+v, want zts alone", a.Variants)
+	if len(a.Variants) != 2 || a.Variants[0].Name != "nts" || a.Variants[1].Name != "zts" {
+		t.Fatalf("variants %+v, want nts and zts", a.Variants)
 	}
-	if len(a.NotCompared) != 1 || a.NotCompared[0].Variant != "nts" {
-		t.Errorf("not compared %+v, want nts", a.NotCompared)
+	if len(a.NotCompared) != 0 {
+		t.Errorf("not compared %+v, want none", a.NotCompared)
 	}
-	z := a.Variants[0]
+	n := a.Variants[0]
+	t.Logf("nts: %d types, %d symbols, %d changes, %d headers left out, probes %d ms", n.Types, n.Symbols, len(n.Changes), len(n.LeftOut), n.ProbeMS)
+	for _, c := range n.Changes {
+		t.Errorf("nts: %s (%s:%d), want the NTS ABI unchanged", c, c.File, c.Line)
+	}
+	if n.Types < 1000 || n.ProbeMS <= 0 {
+		t.Errorf("nts: %d types, probes of %d ms: the header probes covered too little", n.Types, n.ProbeMS)
+	}
+	if !strings.HasPrefix(a.Cell(), "✅ nts: ABI unchanged<br>") {
+		t.Errorf("cell %q, want NTS unchanged first", a.Cell())
+	}
+	z := a.Variants[1]
 	t.Logf("zts: %d installed headers, %d types, %d symbols, %d changes", z.Headers, z.Types, z.Symbols, len(z.Changes))
 	removed := false
 	for _, c := range z.Changes {

@@ -13,13 +13,21 @@ type Input struct {
 	// Source is the source tree the build was made from: its installed
 	// headers and API numbers.
 	Source string
-	// Binaries are the ELF files whose DWARF and dynamic symbols are read:
-	// the php binary, libphp.so.
+	// Debug are the ELF files whose DWARF has the layouts: a
+	// ThreadSanitizer build's php and libphp.so, or a header probe's
+	// object (ProbeHeaders).
+	Debug []string
+	// Binaries are the ELF files whose exported dynamic symbols are
+	// compared: the php binary, libphp.so.
 	Binaries []string
 	// Roots are the directories the build compiled its files in, when not
 	// Source (a build in a container sees another path); a header outside
 	// them is matched by its path's last components.
 	Roots []string
+	// LeftOut are the installed headers Debug has no layouts of by
+	// design: those a header probe could not compile. A type of theirs is
+	// compared on neither side.
+	LeftOut []LeftOut
 }
 
 // side is what Compare reads of an Input.
@@ -36,10 +44,12 @@ func read(in Input) (*abiSide, error) {
 	}
 	s := &abiSide{installed: inst, types: map[string]*Type{}, symbols: map[string]Symbol{}}
 	roots := append([]string{in.Source}, in.Roots...)
-	for _, b := range in.Binaries {
-		if err := readTypes(b, inst, roots, s.types); err != nil {
+	for _, d := range in.Debug {
+		if err := readTypes(d, inst, roots, s.types); err != nil {
 			return nil, err
 		}
+	}
+	for _, b := range in.Binaries {
 		if err := readSymbols(b, s.symbols); err != nil {
 			return nil, err
 		}
@@ -57,7 +67,17 @@ func Compare(variant string, base, head Input) (*Variant, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compare %s ABI: head: %w", variant, err)
 	}
-	v := &Variant{Name: variant, Headers: len(h.installed.List()), Types: len(h.types), Symbols: len(h.symbols)}
+	v := &Variant{Name: variant, Headers: len(h.installed.List()), LeftOut: leftOut(base.LeftOut, head.LeftOut)}
+	for _, l := range v.LeftOut {
+		for _, types := range []map[string]*Type{b.types, h.types} {
+			for k, t := range types {
+				if t.File == l.Header {
+					delete(types, k)
+				}
+			}
+		}
+	}
+	v.Types, v.Symbols = len(h.types), len(h.symbols)
 	for _, n := range apiNumbers {
 		bv, _, err := readAPINumber(base.Source, n.name, n.file)
 		if err != nil {
@@ -75,6 +95,21 @@ func Compare(variant string, base, head Input) (*Variant, error) {
 	v.Changes = append(v.Changes, compareTypes(b.types, h.types, head.Source)...)
 	v.Changes = append(v.Changes, compareSymbols(b.symbols, h.symbols)...)
 	return v, nil
+}
+
+// leftOut are the headers either side left out, each once, head's reason
+// first, sorted.
+func leftOut(base, head []LeftOut) []LeftOut {
+	seen := map[string]bool{}
+	var all []LeftOut
+	for _, l := range append(append([]LeftOut(nil), head...), base...) {
+		if !seen[l.Header] {
+			seen[l.Header] = true
+			all = append(all, l)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Header < all[j].Header })
+	return all
 }
 
 func compareTypes(base, head map[string]*Type, headSrc string) []Change {

@@ -72,7 +72,8 @@ func (s side) build(t *testing.T) Input {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
-	return Input{Source: dir, Binaries: []string{filepath.Join(dir, "libphp.so")}}
+	lib := filepath.Join(dir, "libphp.so")
+	return Input{Source: dir, Debug: []string{lib}, Binaries: []string{lib}}
 }
 
 // brief is what a test says of a change.

@@ -14,8 +14,10 @@
 //     members added, removed, renamed, re-typed, moved, and size changes.
 //     A member whose type changed but kept its size and alignment is a
 //     "layout-compatible type change", not a break; so are a new type and
-//     a new enumerator. Only types some object file uses are in DWARF: a
-//     header's type nothing compiled refers to cannot be compared;
+//     a new enumerator. A debug build's DWARF has the types some object
+//     file uses; a header probe's ([ProbeHeaders]: the installed headers
+//     compiled with -g against a build's configuration, which serves a
+//     build made without -g, as NTS is) has every type they declare;
 //   - the exported dynamic symbols of the php binary and libphp.so: one
 //     removed, or one whose type or (for data) size changed, breaks;
 //     a function's size is not compared, since any change to its code
@@ -29,7 +31,9 @@
 // KeepsMachineCode checks it on every run), so builds made with -g leave
 // the NTS machine code codediff compares unchanged. The cost is size and
 // link time: the objects grow about fourfold with .debug_* sections, which
-// strip removes from what is installed.
+// strip removes from what is installed. A header probe costs no build:
+// seconds of gcc a build (on the demo, 264 headers in 9 compiles, 3 to
+// 6 s on 2 cores).
 //
 // On a stable branch (PHP-x.y) a break fails the target unless the mode
 // says otherwise ([Mode]: fail, warn, off); on master every change is

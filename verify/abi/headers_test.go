@@ -1,6 +1,8 @@
 package abi
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -50,20 +52,32 @@ func TestInstalledHas(t *testing.T) {
 }
 
 func TestInstalledPath(t *testing.T) {
-	in := Installed{Dirs: map[string]bool{"main": true, "ext/mysqlnd": true}}
+	in := Installed{Dirs: map[string]bool{"main": true, "ext/mysqlnd": true, "include": true}}
+	src := t.TempDir()
+	for _, f := range []string{"main/php.h", "ext/mysqlnd/mysqlnd_structs.h"} {
+		p := filepath.Join(src, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tests := []struct {
 		name, path string
-		roots      []string
 		want       string
 	}{
-		{"under a root", "/src/php/ext/mysqlnd/mysqlnd_structs.h", []string{"/src/php"}, "ext/mysqlnd/mysqlnd_structs.h"},
-		{"under a root, not installed", "/src/php/ext/mysqlnd/mysqlnd_priv.c", []string{"/src/php"}, ""},
-		{"compiled elsewhere", "/build/php-8.4/main/php.h", []string{"/src/php"}, "main/php.h"},
-		{"a system header", "/usr/include/stdio.h", []string{"/src/php"}, ""},
+		{"under a root", src + "/ext/mysqlnd/mysqlnd_structs.h", "ext/mysqlnd/mysqlnd_structs.h"},
+		{"under a root, not installed", src + "/ext/mysqlnd/mysqlnd_priv.c", ""},
+		{"compiled elsewhere", "/build/php-8.4.tmp-1/main/php.h", "main/php.h"},
+		{"compiled elsewhere, in no root", "/build/php-8.4.tmp-1/main/php_gone.h", ""},
+		{"a system header", "/usr/include/stdio.h", ""},
+		// include/ is installed, and gcc's own headers lie in an include/.
+		{"a compiler header", "/usr/lib/gcc/x86_64-linux-gnu/12/include/stdatomic.h", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := installedPath(tt.path, in, tt.roots); got != tt.want {
+			if got := installedPath(tt.path, in, []string{src}); got != tt.want {
 				t.Errorf("installedPath(%q) = %q, want %q", tt.path, got, tt.want)
 			}
 		})

@@ -32,8 +32,17 @@ type Variant struct {
 	Headers int `json:"installed_headers"`
 	// Types and Symbols are how many head has, to say what "unchanged"
 	// covers.
-	Types      int         `json:"types"`
-	Symbols    int         `json:"symbols"`
+	Types   int `json:"types"`
+	Symbols int `json:"symbols"`
+	// Layouts says where the layouts came from, in words: a debug
+	// build's DWARF, or header probes' (ProbeHeaders).
+	Layouts string `json:"layouts,omitempty"`
+	// ProbeMS is how long the header probes of base and head took, in
+	// all.
+	ProbeMS int64 `json:"probe_ms,omitempty"`
+	// LeftOut are the installed headers a header probe of base or head
+	// could not compile: their types are not compared.
+	LeftOut    []LeftOut   `json:"left_out,omitempty"`
 	APINumbers []APINumber `json:"api_numbers,omitempty"`
 	Changes    []Change    `json:"changes,omitempty"`
 }

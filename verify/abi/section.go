@@ -106,9 +106,36 @@ func (r *Result) WriteSection(w io.Writer) error {
 		for _, n := range v.APINumbers {
 			nums = append(nums, n.Name+" "+n.Head)
 		}
-		f("- %s (%d types of %d installed headers, %d exported symbols; %s)\n", r.variantLine(v), v.Types, v.Headers, v.Symbols, strings.Join(nums, ", "))
+		about := []string{fmt.Sprintf("%d types of %d installed headers, %d exported symbols", v.Types, v.Headers, v.Symbols)}
+		if len(nums) > 0 {
+			about = append(about, strings.Join(nums, ", "))
+		}
+		if v.Layouts != "" {
+			from := "layouts from " + markdown.Text(v.Layouts)
+			if v.ProbeMS > 0 {
+				from += fmt.Sprintf(", %.1f s", float64(v.ProbeMS)/1000)
+			}
+			about = append(about, from)
+		}
+		if len(v.LeftOut) > 0 {
+			about = append(about, plural(len(v.LeftOut), "header", "headers")+" left out")
+		}
+		f("- %s (%s)\n", r.variantLine(v), strings.Join(about, "; "))
 	}
 	f("\n")
+	for _, v := range r.Variants {
+		if len(v.LeftOut) == 0 {
+			continue
+		}
+		// A header that does not compile after the others (another
+		// platform's, a library's the build lacks, a fragment): its
+		// types are compared on neither side.
+		f("<details><summary>%s: %s the probe left out, whose types are not compared</summary>\n\n", markdown.Text(v.Name), plural(len(v.LeftOut), "installed header", "installed headers"))
+		for _, l := range v.LeftOut {
+			f("- %s: %s\n", markdown.Code(l.Header), markdown.Text(l.Why))
+		}
+		f("\n</details>\n\n")
+	}
 	for _, v := range r.Variants {
 		if len(v.Changes) == 0 {
 			continue

@@ -3,6 +3,7 @@ package abi
 import (
 	"debug/dwarf"
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -147,13 +148,28 @@ func installedPath(p string, in Installed, roots []string) string {
 			return ""
 		}
 	}
+	// A path outside the roots is one the build compiled elsewhere (its
+	// temporary directory, renamed since): it is an installed header when
+	// its last components are one and a root has that file. A system
+	// header (/usr/lib/gcc/…/include/stdatomic.h) ends as an installed
+	// directory's file would (include/), but no root has it.
 	parts := strings.Split(p, "/")
 	for i := 1; i < len(parts)-1; i++ {
-		if rel := path.Join(parts[i:]...); in.Has(rel) {
+		if rel := path.Join(parts[i:]...); in.Has(rel) && inRoots(rel, roots) {
 			return rel
 		}
 	}
 	return ""
+}
+
+// inRoots says whether a file rel lies in one of roots.
+func inRoots(rel string, roots []string) bool {
+	for _, root := range roots {
+		if fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel))); err == nil && fi.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
 }
 
 // layout is a type's Type.
