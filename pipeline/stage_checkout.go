@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline/checkout"
@@ -45,13 +44,7 @@ func (checkoutStage) Run(ctx context.Context, r *Run) error {
 		res.Trees = results.Trees{Base: relPath(r.Dir, t.BaseTree), Head: relPath(r.Dir, t.HeadTree)}
 		r.save()
 	}
-	if err := verdict.CouldNotRun(errs); err != nil {
-		return err
-	}
-	if len(conflicts) > 0 {
-		return results.CheckFailed("backports do not apply: %s", strings.Join(conflicts, "; "))
-	}
-	return nil
+	return verdict.Judged(errs, conflicts, "backports do not apply: ")
 }
 
 // exportTrees exports t's base and head trees under OUT/src and sets

@@ -19,12 +19,7 @@ func (*Result) Question() int { return 5 }
 
 // Sections are the target's ABI section, none where the check did not
 // run.
-func (r *Result) Sections() []verdict.Section {
-	if r == nil {
-		return nil
-	}
-	return []verdict.Section{r}
-}
+func (r *Result) Sections() []verdict.Section { return verdict.OneSection(r) }
 
 // Answer is the check's part of question 5's line: its cell on one line.
 func (r *Result) Answer() string { return strings.ReplaceAll(r.Cell(), "<br>", ", ") }

@@ -39,13 +39,7 @@ func Judge(targets []Target) error {
 			failed = append(failed, t.Name+": "+ce.Message)
 		}
 	}
-	if err := verdict.CouldNotRun(errs); err != nil {
-		return err
-	}
-	if len(failed) > 0 {
-		return verdict.CheckFailed("%s", strings.Join(failed, "; "))
-	}
-	return nil
+	return verdict.Judged(errs, failed, "")
 }
 
 // judge applies the rules to one target's r: nil when it passes (or did

@@ -25,12 +25,7 @@ func (*Result) Question() int { return 3 }
 
 // Sections are the target's benchmark section, none where the check did
 // not run.
-func (r *Result) Sections() []verdict.Section {
-	if r == nil {
-		return nil
-	}
-	return []verdict.Section{r}
-}
+func (r *Result) Sections() []verdict.Section { return verdict.OneSection(r) }
 
 // Artifacts are the run's samples in the Go benchmark format, each
 // target's results, chart and flame graphs, and the servers' logs.

@@ -47,13 +47,7 @@ func Judge(targets []Target) error {
 			failures = append(failures, fmt.Sprintf("%s: NTS machine code changed: %s", t.Name, changedNames(r.NTS)))
 		}
 	}
-	if err := verdict.CouldNotRun(errs); err != nil {
-		return err
-	}
-	if len(failures) > 0 {
-		return verdict.CheckFailed("%s", strings.Join(failures, "; "))
-	}
-	return nil
+	return verdict.Judged(errs, failures, "")
 }
 
 // maxNamed caps the functions a failure's message names.

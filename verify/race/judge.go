@@ -42,10 +42,7 @@ func Judge(targets []Target) error {
 			errs = append(errs, named(t.Name, r.Errors)...)
 		}
 	}
-	if err := verdict.CouldNotRun(errs); err != nil {
-		return err
-	}
-	return checkFailed(failed)
+	return verdict.Judged(errs, failed, unsafePrefix)
 }
 
 // judge applies the rules to one target: a plain error where r has
@@ -53,10 +50,7 @@ func Judge(targets []Target) error {
 // findings' failure, else nil.
 func judge(r *Result) error {
 	r.recordBroken()
-	if err := verdict.CouldNotRun(r.Errors); err != nil {
-		return err
-	}
-	return checkFailed(r.Findings())
+	return verdict.Judged(r.Errors, r.Findings(), unsafePrefix)
 }
 
 // recordBroken adds to r.Errors, once each, what makes its counters unable
@@ -78,13 +72,8 @@ func named(target string, lines []string) []string {
 	return out
 }
 
-// checkFailed is the check's failure for findings (nil without any).
-func checkFailed(findings []string) error {
-	if len(findings) == 0 {
-		return nil
-	}
-	return verdict.CheckFailed("not safe under concurrency: %s", strings.Join(findings, "; "))
-}
+// unsafePrefix begins the check's failure, before its findings.
+const unsafePrefix = "not safe under concurrency: "
 
 // broken is what makes r's counters unable to judge head.
 func (r *Result) broken() []string {

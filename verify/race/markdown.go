@@ -20,12 +20,7 @@ func (*Result) Question() int { return 4 }
 
 // Sections are the target's concurrency section, none where the check
 // did not run.
-func (r *Result) Sections() []verdict.Section {
-	if r == nil {
-		return nil
-	}
-	return []verdict.Section{r}
-}
+func (r *Result) Sections() []verdict.Section { return verdict.OneSection(r) }
 
 // Artifacts are ThreadSanitizer's reports of each side, where they were
 // kept, and the servers' logs.

@@ -18,12 +18,7 @@ func (*Result) Question() int { return 2 }
 
 // Sections are the target's test-suite section, none where the check did
 // not run.
-func (r *Result) Sections() []verdict.Section {
-	if r == nil {
-		return nil
-	}
-	return []verdict.Section{r}
-}
+func (r *Result) Sections() []verdict.Section { return verdict.OneSection(r) }
 
 // Artifacts are what the run keeps of the suites: the tests' results as
 // JUnit, which the report writes.

@@ -38,3 +38,15 @@ func (a Artifact) String() string {
 // ServerLogs is the artifact of every check that starts servers: the
 // error.log each server's directory keeps.
 var ServerLogs = Artifact{What: "the servers' `error.log`"}
+
+// OneSection is the Sections of a check whose result is its one section:
+// that section, none where the check did not run (r is nil).
+func OneSection[R any, P interface {
+	*R
+	Section
+}](r P) []Section {
+	if r == nil {
+		return nil
+	}
+	return []Section{r}
+}

@@ -153,3 +153,17 @@ func CouldNotRun(msgs []string) error {
 	}
 	return errors.New(strings.Join(msgs, "; "))
 }
+
+// Judged is a check's verdict over its targets, once they are judged: the
+// error of the parts that could not run (CouldNotRun(errs)), which wins;
+// else one failure (a *CheckError) of every failing part, its message
+// prefix followed by the parts' lines; else nil, a pass.
+func Judged(errs, failures []string, prefix string) error {
+	if err := CouldNotRun(errs); err != nil {
+		return err
+	}
+	if len(failures) == 0 {
+		return nil
+	}
+	return CheckFailed("%s%s", prefix, strings.Join(failures, "; "))
+}
