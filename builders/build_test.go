@@ -226,7 +226,7 @@ func TestConfigureArgs(t *testing.T) {
 	if got := strings.Join(nts, " "); got != want {
 		t.Errorf("mysql/nts = %q, want %q", got, want)
 	}
-	if got := strings.Join(zts, " "); got != want+" --enable-zts --disable-zend-signals --with-apxs2=/usr/bin/apxs2" {
+	if got := strings.Join(zts, " "); got != want+" --enable-zts --disable-zend-signals --with-apxs2=/usr/bin/apxs2 --with-pic --enable-opcache --disable-opcache-jit" {
 		t.Errorf("mysql/zts = %q", got)
 	}
 	off, _ := ConfigureArgs(ProfileOfficial, ZTS, "")

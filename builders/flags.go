@@ -2,6 +2,7 @@ package builders
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -97,7 +98,7 @@ const (
 func (p Profile) Describe() string {
 	switch p {
 	case ProfileMySQL:
-		return "mysqlnd, mysqli, pdo_mysql with OpenSSL and zlib; nothing else"
+		return "mysqlnd, mysqli, pdo_mysql with OpenSSL and zlib, and OPcache beside the Apache module; nothing else"
 	case ProfileOfficial:
 		return "docker-library's configure line plus mysqli and pdo_mysql"
 	}
@@ -176,6 +177,21 @@ func ConfigureArgs(p Profile, v Variant, apxs string) ([]string, error) {
 		args = append(args, "--enable-zts", "--disable-zend-signals")
 		if apxs != "" {
 			args = append(args, "--with-apxs2="+apxs)
+			// With the Apache module libtool compiles every file twice, PIC
+			// for the module and not for php; --with-pic (the official
+			// image's own option) makes the second compile the first's
+			// command, which ccache answers, and leaves the module's code
+			// as it was. Only php, which runs the suites, is PIC too.
+			if !slices.Contains(args, "--with-pic") {
+				args = append(args, "--with-pic")
+			}
+			if p == ProfileMySQL {
+				// The servers run PHP as production does, with OPcache
+				// (workloads/httpd loads it): without it PHP compiles the
+				// script on every request, work that dilutes the cost being
+				// measured. Its JIT is off there, so it is not built.
+				args = append(args, "--enable-opcache", "--disable-opcache-jit")
+			}
 		}
 	case DebugZTS, DebugZTSASan:
 		// configure --enable-debug replaces CFLAGS' -O2 with -O0 itself.

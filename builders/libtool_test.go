@@ -47,6 +47,24 @@ func shimTree(t *testing.T, lt string, sources map[string]string) string {
 	return tree
 }
 
+// withPicMode is a copy of the libtool at lt configured with pic_mode.
+func withPicMode(t *testing.T, lt, mode string) string {
+	t.Helper()
+	data, err := os.ReadFile(lt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(data)
+	if !strings.Contains(s, "\npic_mode=default\n") {
+		t.Fatalf("%s: no pic_mode=default line to change", lt)
+	}
+	p := filepath.Join(t.TempDir(), "libtool")
+	if err := os.WriteFile(p, []byte(strings.Replace(s, "\npic_mode=default\n", "\npic_mode="+mode+"\n", 1)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // tool runs libtool's way (the tree's libtool) or the shim's, as make
 // would with the shim's LIBTOOL argument, in a directory of its own.
 type tool struct {
@@ -120,12 +138,19 @@ func trim(b []byte) []byte {
 // that does not compile, and what it hands on to libtool (a link, an
 // option it leaves out) is libtool's.
 func TestLibtoolShimMatchesLibtool(t *testing.T) {
-	for _, tt := range []struct{ name, env string }{
-		{"zts with the Apache module", "PATCHPROOF_TEST_ZTS_BUILD"},
-		{"nts", "PATCHPROOF_NTS_BUILD"},
+	for _, tt := range []struct{ name, env, picMode string }{
+		{"zts with the Apache module", "PATCHPROOF_TEST_ZTS_BUILD", ""},
+		{"nts", "PATCHPROOF_NTS_BUILD", ""},
+		// What configure --with-pic and --without-pic change in the script:
+		// its pic_mode, which its compile mode reads.
+		{"zts with the Apache module, --with-pic", "PATCHPROOF_TEST_ZTS_BUILD", "yes"},
+		{"zts with the Apache module, --without-pic", "PATCHPROOF_TEST_ZTS_BUILD", "no"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			lt := realLibtool(t, tt.env)
+			if tt.picMode != "" {
+				lt = withPicMode(t, lt, tt.picMode)
+			}
 			src := map[string]string{
 				"a.c":    "#include \"a.h\"\nstatic int n;\nint f(int x) { return x + N + n++; }\nint main(void) { return f(0) - N - (QUOTED[1] != ' '); }\n",
 				"a.h":    "#define N 41\n",
@@ -202,10 +227,13 @@ func TestReadLibtool(t *testing.T) {
 		ok            bool
 		want          libtoolConfig
 	}{
-		{"PHP's, on Linux", good, true, libtoolConfig{shared: true, static: true, picFlag: "-fPIC -DPIC",
+		{"PHP's, on Linux", good, true, libtoolConfig{shared: true, static: true, picFlag: "-fPIC -DPIC", picMode: "default",
 			generatedBy: "ltmain.sh - GNU libtool 1.5.26 (1.1220.2.492 2008/01/30 06:40:56)"}},
 		{"static only", strings.Replace(good, "build_libtool_libs=yes", "build_libtool_libs=no", 1), true,
-			libtoolConfig{static: true, picFlag: "-fPIC -DPIC", generatedBy: "ltmain.sh - GNU libtool 1.5.26 (1.1220.2.492 2008/01/30 06:40:56)"}},
+			libtoolConfig{static: true, picFlag: "-fPIC -DPIC", picMode: "default", generatedBy: "ltmain.sh - GNU libtool 1.5.26 (1.1220.2.492 2008/01/30 06:40:56)"}},
+		{"--with-pic", strings.Replace(good, "pic_mode=default", "pic_mode=yes", 1), true, libtoolConfig{shared: true, static: true,
+			picFlag: "-fPIC -DPIC", picMode: "yes", generatedBy: "ltmain.sh - GNU libtool 1.5.26 (1.1220.2.492 2008/01/30 06:40:56)"}},
+		{"a pic_mode libtool 1.5 has not", strings.Replace(good, "pic_mode=default", "pic_mode=maybe", 1), false, libtoolConfig{}},
 		{"another version", strings.Replace(good, "VERSION=1.5.26", "VERSION=2.4.7", 1), false, libtoolConfig{}},
 		{"locks", strings.Replace(good, `need_locks="no"`, `need_locks="yes"`, 1), false, libtoolConfig{}},
 		{"no -c -o", strings.Replace(good, `compiler_c_o="yes"`, `compiler_c_o="no"`, 1), false, libtoolConfig{}},

@@ -95,7 +95,7 @@ func TestSettingsJSON(t *testing.T) {
 		want string
 	}{
 		{"defaults", Config{Jobs: 3},
-			`{"repo":"demo (PHP 8.2.32 + mysqlnd atomic statistics)","demo":true,"variants":["nts","zts"],"builder":"host","profile":"mysql","profile_text":"mysqlnd, mysqli, pdo_mysql with OpenSSL and zlib; nothing else","jobs":3,` +
+			`{"repo":"demo (PHP 8.2.32 + mysqlnd atomic statistics)","demo":true,"variants":["nts","zts"],"builder":"host","profile":"mysql","profile_text":"mysqlnd, mysqli, pdo_mysql with OpenSSL and zlib, and OPcache beside the Apache module; nothing else","jobs":3,` +
 				`"stages":["checkout","build","codediff","abi","tests","race","bench"],"expect_nts_noop":false,"abi":"fail"}`},
 		{"given", Config{Repo: DefaultRepo, PR: 7, Variants: []builders.Variant{builders.ZTS}, Builder: builders.KindDocker,
 			Profile: builders.ProfileOfficial, Jobs: 2, Stages: stages, ExpectNTSNoop: true, ABI: abi.Warn},

@@ -602,6 +602,11 @@ func assertBenchExtras(t *testing.T, b *bench.Result) {
 	if b.Settings.Pinning == "" {
 		t.Error("the result does not say how the processes were placed on the CPUs")
 	}
+	// The servers run PHP as production does: the ZTS builds have OPcache
+	// (builders' profile), and the settings say it was on, with what.
+	if !strings.HasPrefix(b.Settings.OPcache, "on: ") || !strings.Contains(b.Settings.OPcache, "opcache.validate_timestamps=0") {
+		t.Errorf("OPcache %q, want on, with production's settings", b.Settings.OPcache)
+	}
 }
 
 // The demo's run, posted on a PR of the GitHub fake, twice: one comment,
