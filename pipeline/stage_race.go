@@ -78,12 +78,24 @@ func (s raceStage) Run(ctx context.Context, r *Run) error {
 	}
 	var judged []race.Target
 	for _, j := range jobs {
-		res := &race.Result{Threads: threads(r.Config)}
+		res := &race.Result{Threads: threads(r.Config), OPcache: opcacheState(j.base.Module, j.head.Module)}
 		s.measure(ctx, r, j, workload.DB{Conn: db.LocalConn()}, place, res)
 		r.setTarget(j.t, func(tr *results.TargetResult) { tr.Race = res })
 		judged = append(judged, race.Target{Name: j.t.Name, Result: res})
 	}
 	return race.Judge(judged)
+}
+
+// opcacheState is how the servers of the builds whose Apache modules are
+// modules run OPcache (httpd loads it where a build has it), as the race
+// check's result states it.
+func opcacheState(modules ...string) string {
+	for _, m := range modules {
+		if httpd.OPcacheModule(m) == "" {
+			return "off: a build has no OPcache (no modules/opcache.so), so PHP compiles the script on every request"
+		}
+	}
+	return "on: " + httpd.OPcacheSettings()
 }
 
 // measure runs both parts on one target, recording into res what it

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -59,6 +61,34 @@ func TestPhaseRequests(t *testing.T) {
 	} {
 		if got := phaseRequests(tt.configured, tt.memory); got != tt.want {
 			t.Errorf("phaseRequests(%d, memory %v) = %d, want %d", tt.configured, tt.memory, got, tt.want)
+		}
+	}
+}
+
+// The race check's servers run OPcache where both builds have it (httpd
+// loads it), and the result says which.
+func TestOPcacheState(t *testing.T) {
+	build := func(opcache bool) string {
+		dir := t.TempDir()
+		for _, d := range []string{"libs", "modules"} {
+			if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if opcache {
+			if err := os.WriteFile(filepath.Join(dir, "modules", "opcache.so"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return filepath.Join(dir, "libs", "libphp.so")
+	}
+	with, without := build(true), build(false)
+	if got := opcacheState(with, with); !strings.HasPrefix(got, "on: ") || !strings.Contains(got, "opcache.validate_timestamps=0") {
+		t.Errorf("both builds with OPcache: %q", got)
+	}
+	for _, pair := range [][2]string{{with, without}, {without, with}, {without, without}} {
+		if got := opcacheState(pair[0], pair[1]); !strings.HasPrefix(got, "off: ") {
+			t.Errorf("%v: %q, want off", pair, got)
 		}
 	}
 }

@@ -654,6 +654,9 @@ func TestE2ERace(t *testing.T) {
 	if len(rr.Errors) > 0 {
 		t.Errorf("errors: %v", rr.Errors)
 	}
+	if !strings.HasPrefix(rr.OPcache, "on: ") {
+		t.Errorf("OPcache %q in the race check's servers, want on", rr.OPcache)
+	}
 	for _, s := range side.Sides {
 		c := rr.CountersOf(s)
 		if c == nil {

@@ -58,11 +58,21 @@ func (r *Result) Cell() string {
 // WriteSection writes the check's section of a target in the report: the
 // verdict lines, the counters that were off and the stacks of every new
 // race in the change's code.
+// opcacheWords is ", OPcache on (SETTINGS)" or ", OPcache off (WHY)", as
+// the section's first sentence says it; "" where it was not recorded.
+func (r *Result) opcacheWords() string {
+	state, why, found := strings.Cut(r.OPcache, ": ")
+	if r.OPcache == "" || !found {
+		return ""
+	}
+	return fmt.Sprintf(", OPcache %s (%s)", markdown.Text(state), markdown.Text(why))
+}
+
 func (r *Result) WriteSection(w io.Writer) error {
 	var b strings.Builder
 	f := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	f("#### Concurrency\n\n")
-	f("Apache mpm_event, one process of %d ZTS PHP threads, statistics on: a fixed workload (the same queries on the same rows, over connections of its own) served serially to learn each counter's growth per request, then concurrently%s.\n\n", r.Threads, r.memoryPhase())
+	f("Apache mpm_event, one process of %d ZTS PHP threads, statistics on%s: a fixed workload (the same queries on the same rows, over connections of its own) served serially to learn each counter's growth per request, then concurrently%s.\n\n", r.Threads, r.opcacheWords(), r.memoryPhase())
 	f("- %s\n", r.countersLine(false))
 	f("- %s\n", r.tsanLine(false))
 	if l, _ := r.crashLine(); l != "" {

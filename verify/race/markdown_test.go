@@ -147,3 +147,16 @@ func TestCaveats(t *testing.T) {
 		t.Errorf("head's own crash is a caveat: %q", got)
 	}
 }
+
+// The section says how PHP ran OPcache in the servers where the result
+// records it, and nothing where an older result does not.
+func TestSectionOPcache(t *testing.T) {
+	r := judged(counterCheck(10, 20), counterCheck(10, 20), RaceDiff{})
+	if s := section(t, r); strings.Contains(s, "OPcache") {
+		t.Errorf("a result without the OPcache field speaks of it:\n%s", s)
+	}
+	r.OPcache = "on: opcache.enable=1, opcache.validate_timestamps=0"
+	if s := section(t, r); !strings.Contains(s, "statistics on, OPcache on (opcache.enable=1, opcache.validate_timestamps=0): a fixed workload") {
+		t.Errorf("the section does not state OPcache's settings:\n%s", s)
+	}
+}

@@ -13,6 +13,9 @@ import (
 // that base has not.
 type Result struct {
 	Threads int `json:"threads"`
+	// OPcache is how the servers ran PHP's OPcache: "on: SETTINGS", or
+	// "off: WHY"; empty in results written before it was recorded.
+	OPcache string `json:"opcache,omitempty"`
 	// Counters are the counter runs: base, head, then base and head again
 	// with memory statistics on.
 	Counters []*Counters `json:"counters,omitempty"`
