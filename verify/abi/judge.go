@@ -24,25 +24,23 @@ type Target struct {
 // it under Fail with a *verdict.CheckError naming each break, and is a
 // warning under Warn; on another branch, or under Off, nothing fails. A
 // variant that could not be compared (Errors) is a plain error: the check
-// could not run, and that wins over any failure. Each target's error is
-// one line of the error Judge returns, prefixed with its name. Judge
-// records in each Result's Policy what it made of the changes. A nil
-// Result is a target the check did not run on.
+// could not run, and that wins over any failure. Each target's part of
+// the error Judge returns is prefixed with its name, as every check's is
+// (verdict.Judged). Judge records in each Result's Policy what it made of
+// the changes. A nil Result is a target the check did not run on.
 func Judge(targets []Target, mode Mode) error {
-	var failed, broken []error
+	var failed, broken []string
 	for _, t := range targets {
 		err := judge(t.Result, Stable(t.Name), mode)
+		var ce *verdict.CheckError
 		switch {
-		case errors.Is(err, verdict.ErrCheckFailed):
-			failed = append(failed, fmt.Errorf("%s: %w", t.Name, err))
+		case errors.As(err, &ce):
+			failed = append(failed, t.Name+": "+ce.Message)
 		case err != nil:
-			broken = append(broken, fmt.Errorf("%s: %w", t.Name, err))
+			broken = append(broken, fmt.Sprintf("%s: %v", t.Name, err))
 		}
 	}
-	if len(broken) > 0 {
-		return errors.Join(broken...)
-	}
-	return errors.Join(failed...)
+	return verdict.Judged(broken, failed, "")
 }
 
 // judge applies the rule to one target's r, stable when its branch is.

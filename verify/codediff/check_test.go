@@ -1,12 +1,11 @@
 package codediff
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/patchproof/patchproof/verify/verdict"
+	"github.com/patchproof/patchproof/verify/verdict/verdicttest"
 )
 
 // report is a comparison of 10 functions with those named changed.
@@ -50,23 +49,7 @@ func TestJudge(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := Judge(tt.targets)
-			if tt.want == "" {
-				if err != nil {
-					t.Fatalf("Judge = %v, want nil", err)
-				}
-				return
-			}
-			var ce *verdict.CheckError
-			switch {
-			case err == nil:
-				t.Fatalf("Judge = nil, want %q", tt.want)
-			case errors.Is(err, verdict.ErrCheckFailed) != tt.failed:
-				t.Errorf("Judge = %v: a failed check %v, want %v", err, !tt.failed, tt.failed)
-			case tt.failed && (!errors.As(err, &ce) || ce.Message != tt.want):
-				t.Errorf("Judge's message = %q, want %q", err, tt.want)
-			case !tt.failed && err.Error() != tt.want:
-				t.Errorf("Judge = %q, want %q", err, tt.want)
-			}
+			verdicttest.Judged(t, err, tt.want, tt.failed)
 		})
 	}
 }

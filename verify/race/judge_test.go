@@ -9,6 +9,7 @@ import (
 
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/verify/verdict"
+	"github.com/patchproof/patchproof/verify/verdict/verdicttest"
 	"github.com/patchproof/patchproof/workloads/concurrency"
 )
 
@@ -145,23 +146,7 @@ func TestJudgeTargets(t *testing.T) {
 				}
 			}
 			err := Judge(targets)
-			if tt.want == "" {
-				if err != nil {
-					t.Fatalf("Judge = %v, want nil", err)
-				}
-				return
-			}
-			if err == nil {
-				t.Fatalf("Judge = nil, want %q", tt.want)
-			}
-			msg := err.Error()
-			var ce *verdict.CheckError
-			if errors.As(err, &ce) {
-				msg = ce.Message
-			}
-			if msg != tt.want || errors.Is(err, verdict.ErrCheckFailed) != tt.failed {
-				t.Errorf("Judge = %q (check failed: %v), want %q (%v)", msg, errors.Is(err, verdict.ErrCheckFailed), tt.want, tt.failed)
-			}
+			verdicttest.Judged(t, err, tt.want, tt.failed)
 		})
 	}
 }
