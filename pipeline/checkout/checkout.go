@@ -267,24 +267,35 @@ func openMirror(ctx context.Context, remote string, opt Options) (*Repo, error) 
 }
 
 // removeLeftovers deletes what a killed creator or fetcher of the mirror at
-// path left: half-made mirrors (path.tmp-*, from createMirror) and go-git's
-// unfinished files (objects/pack/tmp_pack_* and tmp_obj_*, ._packed-refs*).
-// The caller holds the mirror's lock.
+// path left: half-made mirrors (path.tmp-*, from createMirror), go-git's
+// unfinished files (objects/pack/tmp_pack_* and tmp_obj_*, ._packed-refs*)
+// and a pack's .idx without its .pack (go-git writes a new pack's index in
+// place before it renames the pack there, and would take a torn index as
+// whole if the same pack came again). The caller holds the mirror's lock,
+// without which no pack is written.
 func removeLeftovers(path string) error {
+	var matches []string
 	for _, pattern := range []string{
 		path + ".tmp-*",
 		filepath.Join(path, "objects", "pack", "tmp_pack_*"),
 		filepath.Join(path, "objects", "pack", "tmp_obj_*"),
 		filepath.Join(path, "._packed-refs*"),
+		filepath.Join(path, "objects", "pack", "pack-*.idx"),
 	} {
-		matches, err := filepath.Glob(pattern)
+		m, err := filepath.Glob(pattern)
 		if err != nil {
 			return fmt.Errorf("find leftovers of %s: %w", path, err)
 		}
-		for _, m := range matches {
-			if err := os.RemoveAll(m); err != nil {
-				return fmt.Errorf("remove leftover %s: %w", m, err)
+		matches = append(matches, m...)
+	}
+	for _, m := range matches {
+		if idx, ok := strings.CutSuffix(m, ".idx"); ok {
+			if _, err := os.Stat(idx + ".pack"); !os.IsNotExist(err) {
+				continue
 			}
+		}
+		if err := os.RemoveAll(m); err != nil {
+			return fmt.Errorf("remove leftover %s: %w", m, err)
 		}
 	}
 	return nil
@@ -329,17 +340,9 @@ func fetch(ctx context.Context, r *git.Repository, dir, remote string, opt Optio
 		if plumbing.IsHash(ref) {
 			continue // a commit: it must be reachable from another ref
 		}
-		var specs []string
-		switch {
-		case strings.HasPrefix(ref, "refs/"):
-			specs = []string{"+" + ref + ":" + ref}
-		case prRef.MatchString(ref):
-			specs = []string{"+refs/" + ref + ":refs/" + ref}
-		default:
-			specs = []string{"+refs/heads/" + ref + ":refs/heads/" + ref, "+refs/tags/" + ref + ":refs/tags/" + ref}
-		}
 		var last error
-		for _, spec := range specs {
+		for _, name := range refNames(ref) {
+			spec := "+" + name + ":" + name
 			fmt.Fprintf(log, "fetch %s %s\n", remote, spec)
 			idle := &FetchTimeoutError{Remote: remote, Ref: ref, Idle: true, Limit: lim.FetchIdle}
 			err := fetchRetrying(ctx, r, dir, remote, spec, idle, log)
@@ -371,6 +374,18 @@ func fetch(ctx context.Context, r *git.Repository, dir, remote string, opt Optio
 }
 
 var prRef = regexp.MustCompile(`^pull/[0-9]+/head$`)
+
+// refNames are the names fetch tries, in order, for a ref as
+// Options.Refs gives it; each is fetched to the same name.
+func refNames(ref string) []string {
+	switch {
+	case strings.HasPrefix(ref, "refs/"):
+		return []string{ref}
+	case prRef.MatchString(ref):
+		return []string{"refs/" + ref}
+	}
+	return []string{"refs/heads/" + ref, "refs/tags/" + ref}
+}
 
 // fetchAttempts is how many times a fetch that failed in passing is tried,
 // and fetchWait the wait before the second try, doubled before each

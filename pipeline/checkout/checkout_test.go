@@ -306,8 +306,9 @@ func TestOpenDoesNotHoldMirrorLock(t *testing.T) {
 
 // TestOpenRemovesMirrorLeftovers: what a killed creator or fetcher left in
 // the cache (a half-made mirror beside it, go-git's unfinished pack and
-// packed-refs files in it) is gone after the next Open, which takes the lock
-// that any live creator or fetcher would hold.
+// packed-refs files in it, a pack's index without its pack) is gone after
+// the next Open, which takes the lock that any live creator or fetcher would
+// hold.
 func TestOpenRemovesMirrorLeftovers(t *testing.T) {
 	tr := newTestRepo(t)
 	cache := t.TempDir()
@@ -323,6 +324,7 @@ func TestOpenRemovesMirrorLeftovers(t *testing.T) {
 		filepath.Join(path, "objects/pack/tmp_pack_abc"),
 		filepath.Join(path, "objects/pack/tmp_obj_def"),
 		filepath.Join(path, "._packed-refs123"),
+		filepath.Join(path, "objects/pack/pack-0123456789abcdef0123456789abcdef01234567.idx"),
 	}
 	for _, f := range leftovers {
 		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
