@@ -45,6 +45,33 @@ const pollInterval = 50 * time.Millisecond
 // when its process dies, so a killed run never leaves a stale lock. The
 // returned func releases it.
 func LockContext(ctx context.Context, path string, log io.Writer) (func(), error) {
+	f, err := lockContext(ctx, path, syscall.LOCK_EX, log)
+	if err != nil {
+		return nil, err
+	}
+	return held(f), nil
+}
+
+// SharedLockContext takes a shared flock on path (created if needed): any
+// number of holders at once, none while someone holds it exclusively
+// (LockContext, TryLock). A reader holds it to keep whoever would rewrite
+// what it reads off, without keeping other readers out. It waits as
+// LockContext does; a shared holder does not write itself into the file,
+// which names the last exclusive one. The returned func releases it.
+func SharedLockContext(ctx context.Context, path string, log io.Writer) (func(), error) {
+	f, err := lockContext(ctx, path, syscall.LOCK_SH, log)
+	if err != nil {
+		return nil, err
+	}
+	return func() {
+		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// lockContext takes the flock how (LOCK_EX or LOCK_SH) on path, waiting as
+// LockContext says, and returns the file that holds it.
+func lockContext(ctx context.Context, path string, how int, log io.Writer) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, err
 	}
@@ -54,9 +81,9 @@ func LockContext(ctx context.Context, path string, log io.Writer) (func(), error
 	}
 	told := false
 	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
 		if err == nil {
-			break
+			return f, nil
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) {
 			f.Close()
@@ -73,7 +100,6 @@ func LockContext(ctx context.Context, path string, log io.Writer) (func(), error
 		case <-time.After(pollInterval):
 		}
 	}
-	return held(f), nil
 }
 
 // TryLock takes the exclusive flock on path (created if needed) if no one

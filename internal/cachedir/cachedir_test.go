@@ -82,3 +82,49 @@ func TestTryLock(t *testing.T) {
 	}
 	unlock2()
 }
+
+// TestSharedLock: shared holders do not keep each other out, and keep out
+// an exclusive taker until the last lets go; a shared taker waits for an
+// exclusive holder and gives up when its context ends.
+func TestSharedLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.git.readers")
+	ctx := context.Background()
+	r1, err := SharedLockContext(ctx, path, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	soon, cancelSoon := context.WithTimeout(ctx, 2*time.Second)
+	defer cancelSoon()
+	r2, err := SharedLockContext(soon, path, &log)
+	if err != nil || log.Len() > 0 {
+		t.Fatalf("a second shared lock = %v (log %q); want it taken at once", err, log.String())
+	}
+	if _, ok, err := TryLock(path); err != nil || ok {
+		t.Errorf("TryLock with two shared holders = %v, %v; want it refused", ok, err)
+	}
+	r1()
+	if _, ok, err := TryLock(path); err != nil || ok {
+		t.Errorf("TryLock with one shared holder left = %v, %v; want it refused", ok, err)
+	}
+	r2()
+	unlock, ok, err := TryLock(path)
+	if err != nil || !ok {
+		t.Fatalf("TryLock after the shared holders let go = %v, %v; want it taken", ok, err)
+	}
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	log.Reset()
+	if _, err := SharedLockContext(short, path, &log); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("SharedLockContext under an exclusive holder = %v, want context.DeadlineExceeded", err)
+	}
+	if !strings.Contains(log.String(), fmt.Sprintf("held by pid %d", os.Getpid())) {
+		t.Errorf("wait log %q does not name the exclusive holder", log.String())
+	}
+	unlock()
+	r3, err := SharedLockContext(ctx, path, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r3()
+}

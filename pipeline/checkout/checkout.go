@@ -7,9 +7,12 @@
 // directory. New mirrors land by rename, and creating or fetching into a
 // mirror holds an exclusive lock on it, so concurrent runs and killed runs
 // leave the cache consistent; Limits bound how long a fetch holds it and
-// how much an export writes. Reading needs no lock: a fetch adds objects
-// as whole packfiles by rename and only moves refs forward, so a run that
-// reads while another fetches sees the objects it resolved.
+// how much an export writes. Reading waits for no fetch: a fetch adds
+// objects as whole packfiles by rename and only moves refs forward, so a
+// run that reads while another fetches sees the objects it resolved. The
+// one thing that deletes is a mirror's maintenance (maintain.go), which a
+// run does after its fetch only while no other run has the mirror open:
+// an open mirror holds a shared lock until Close.
 package checkout
 
 import (
@@ -23,6 +26,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -45,14 +49,17 @@ var ErrNotFound = errors.New("not found")
 var ErrNotPHPSrc = errors.New("not a php-src tree (no main/php_version.h or ext/mysqlnd)")
 
 // Repo is a repository opened for one run: a mirror of a remote, or a local
-// repository. It holds no lock while open.
+// repository. While open, a mirror holds a shared lock that only keeps its
+// maintenance off: other runs fetch into it and read it meanwhile.
 type Repo struct {
 	Remote string // as given: URL or path
 	Path   string // the repository on disk
 	Mirror bool   // Path is a mirror in the cache
 
-	repo   *git.Repository
-	limits Limits // of its exports
+	repo    *git.Repository
+	limits  Limits // of its exports
+	release func() // the mirror's readers lock; nil for a local repository
+	closed  sync.Once
 }
 
 // Options say how Open fetches and what the Repo's exports may write. The
@@ -123,10 +130,16 @@ func openLocal(path string) (*Repo, error) {
 	return &Repo{Remote: path, Path: abs, repo: r}, nil
 }
 
-// Close ends the run's use of the repository. Locks are held only while a
-// mirror is fetched, inside Open, so there is nothing left to release; Close
-// stays so that callers need not know that.
-func (r *Repo) Close() error { return nil }
+// Close ends the run's use of the repository: it lets a mirror be
+// maintained again. It may be called more than once.
+func (r *Repo) Close() error {
+	r.closed.Do(func() {
+		if r.release != nil {
+			r.release()
+		}
+	})
+	return nil
+}
 
 // Git returns the underlying go-git repository.
 func (r *Repo) Git() *git.Repository { return r.repo }
@@ -259,32 +272,61 @@ func openMirror(ctx context.Context, remote string, opt Options) (*Repo, error) 
 		}
 		return nil, err
 	}
-	// A try that failed before one that succeeded left its temporary pack.
+	// The mirror as fetched serves the run whatever the maintenance's
+	// fate: it deletes nothing reachable, and cut short it leaves only
+	// what removeLeftovers deletes.
+	if err := maintainMirror(ctx, r, path, opt.Refs, log); err != nil {
+		fmt.Fprintf(log, "maintain mirror %s: %v; using it as fetched\n", path, err)
+	}
+	// A try that failed before one that succeeded, or a maintenance cut
+	// short, left its temporary pack.
 	if err := removeLeftovers(path); err != nil {
 		return nil, err
 	}
-	return &Repo{Remote: remote, Path: path, Mirror: true, repo: r}, nil
+	// The maintenance may have replaced the packs whose indexes r holds.
+	if r, err = git.PlainOpen(path); err != nil {
+		return nil, fmt.Errorf("open mirror %s: %w", path, err)
+	}
+	// Taken before the mirror's lock is let go, so that no maintenance
+	// comes between the fetch and the run's reads.
+	release, err := cachedir.SharedLockContext(ctx, readersLock(path), log)
+	if err != nil {
+		return nil, fmt.Errorf("lock mirror %s for reading: %w", path, err)
+	}
+	return &Repo{Remote: remote, Path: path, Mirror: true, repo: r, release: release}, nil
 }
 
-// removeLeftovers deletes what a killed creator or fetcher of the mirror at
-// path left: half-made mirrors (path.tmp-*, from createMirror) and go-git's
-// unfinished files (objects/pack/tmp_pack_* and tmp_obj_*, ._packed-refs*).
-// The caller holds the mirror's lock.
+// removeLeftovers deletes what a killed creator, fetcher or maintainer of
+// the mirror at path left: half-made mirrors (path.tmp-*, from
+// createMirror), go-git's unfinished files (objects/pack/tmp_pack_* and
+// tmp_obj_*, ._packed-refs*) and a pack's .idx without its .pack (go-git
+// writes a new pack's index in place before it renames the pack there, and
+// deletes an old pack before its index; it would take a torn index as
+// whole if the same pack came again). The caller holds the mirror's lock,
+// without which no pack is written or deleted.
 func removeLeftovers(path string) error {
+	var matches []string
 	for _, pattern := range []string{
 		path + ".tmp-*",
 		filepath.Join(path, "objects", "pack", "tmp_pack_*"),
 		filepath.Join(path, "objects", "pack", "tmp_obj_*"),
 		filepath.Join(path, "._packed-refs*"),
+		filepath.Join(path, "objects", "pack", "pack-*.idx"),
 	} {
-		matches, err := filepath.Glob(pattern)
+		m, err := filepath.Glob(pattern)
 		if err != nil {
 			return fmt.Errorf("find leftovers of %s: %w", path, err)
 		}
-		for _, m := range matches {
-			if err := os.RemoveAll(m); err != nil {
-				return fmt.Errorf("remove leftover %s: %w", m, err)
+		matches = append(matches, m...)
+	}
+	for _, m := range matches {
+		if idx, ok := strings.CutSuffix(m, ".idx"); ok {
+			if _, err := os.Stat(idx + ".pack"); !os.IsNotExist(err) {
+				continue
 			}
+		}
+		if err := os.RemoveAll(m); err != nil {
+			return fmt.Errorf("remove leftover %s: %w", m, err)
 		}
 	}
 	return nil
@@ -329,17 +371,9 @@ func fetch(ctx context.Context, r *git.Repository, dir, remote string, opt Optio
 		if plumbing.IsHash(ref) {
 			continue // a commit: it must be reachable from another ref
 		}
-		var specs []string
-		switch {
-		case strings.HasPrefix(ref, "refs/"):
-			specs = []string{"+" + ref + ":" + ref}
-		case prRef.MatchString(ref):
-			specs = []string{"+refs/" + ref + ":refs/" + ref}
-		default:
-			specs = []string{"+refs/heads/" + ref + ":refs/heads/" + ref, "+refs/tags/" + ref + ":refs/tags/" + ref}
-		}
 		var last error
-		for _, spec := range specs {
+		for _, name := range refNames(ref) {
+			spec := "+" + name + ":" + name
 			fmt.Fprintf(log, "fetch %s %s\n", remote, spec)
 			idle := &FetchTimeoutError{Remote: remote, Ref: ref, Idle: true, Limit: lim.FetchIdle}
 			err := fetchRetrying(ctx, r, dir, remote, spec, idle, log)
@@ -371,6 +405,18 @@ func fetch(ctx context.Context, r *git.Repository, dir, remote string, opt Optio
 }
 
 var prRef = regexp.MustCompile(`^pull/[0-9]+/head$`)
+
+// refNames are the names fetch tries, in order, for a ref as
+// Options.Refs gives it; each is fetched to the same name.
+func refNames(ref string) []string {
+	switch {
+	case strings.HasPrefix(ref, "refs/"):
+		return []string{ref}
+	case prRef.MatchString(ref):
+		return []string{"refs/" + ref}
+	}
+	return []string{"refs/heads/" + ref, "refs/tags/" + ref}
+}
 
 // fetchAttempts is how many times a fetch that failed in passing is tried,
 // and fetchWait the wait before the second try, doubled before each

@@ -224,7 +224,7 @@ func TestMirrorReuseAndRepair(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	want := []string{filepath.Base(path), filepath.Base(path) + ".lock"}
+	want := []string{filepath.Base(path), filepath.Base(path) + ".lock", filepath.Base(path) + ".readers"}
 	if d := cmp.Diff(want, names); d != "" {
 		t.Errorf("mirrors dir holds leftovers (-want +got):\n%s", d)
 	}
@@ -272,8 +272,9 @@ func TestExport(t *testing.T) {
 }
 
 // TestOpenDoesNotHoldMirrorLock: a run that has its mirror open holds no
-// lock, so a second run on the same cache opens it at once instead of
-// waiting for the first to finish.
+// lock that a fetch waits for (only its shared readers lock), so a second
+// run on the same cache opens it at once instead of waiting for the first
+// to finish.
 func TestOpenDoesNotHoldMirrorLock(t *testing.T) {
 	tr := newTestRepo(t)
 	cache := t.TempDir()
@@ -304,10 +305,11 @@ func TestOpenDoesNotHoldMirrorLock(t *testing.T) {
 	}
 }
 
-// TestOpenRemovesMirrorLeftovers: what a killed creator or fetcher left in
-// the cache (a half-made mirror beside it, go-git's unfinished pack and
-// packed-refs files in it) is gone after the next Open, which takes the lock
-// that any live creator or fetcher would hold.
+// TestOpenRemovesMirrorLeftovers: what a killed creator, fetcher or
+// maintainer left in the cache (a half-made mirror beside it, go-git's
+// unfinished pack and packed-refs files in it, a pack's index without its
+// pack) is gone after the next Open, which takes the lock that any live
+// creator, fetcher or maintainer would hold.
 func TestOpenRemovesMirrorLeftovers(t *testing.T) {
 	tr := newTestRepo(t)
 	cache := t.TempDir()
@@ -323,6 +325,7 @@ func TestOpenRemovesMirrorLeftovers(t *testing.T) {
 		filepath.Join(path, "objects/pack/tmp_pack_abc"),
 		filepath.Join(path, "objects/pack/tmp_obj_def"),
 		filepath.Join(path, "._packed-refs123"),
+		filepath.Join(path, "objects/pack/pack-0123456789abcdef0123456789abcdef01234567.idx"),
 	}
 	for _, f := range leftovers {
 		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
