@@ -95,7 +95,7 @@ func opcacheState(modules ...string) string {
 			return "off: a build has no OPcache (no modules/opcache.so), so PHP compiles the script on every request"
 		}
 	}
-	return "on: " + httpd.OPcacheSettings()
+	return "on: " + httpd.OPcacheSettings() + "; in the counters' servers, not ThreadSanitizer's (PHP loads it with RTLD_DEEPBIND, which the sanitizer's runtime refuses)"
 }
 
 // measure runs both parts on one target, recording into res what it

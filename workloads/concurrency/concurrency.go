@@ -210,7 +210,7 @@ func Counters(ctx context.Context, opt Options) (*Result, error) {
 	if err := opt.validate(); err != nil {
 		return nil, fmt.Errorf("counters: %w", err)
 	}
-	srv, err := start(ctx, opt)
+	srv, err := start(ctx, opt, false)
 	if err != nil {
 		return nil, fmt.Errorf("counters: %w", err)
 	}
@@ -303,7 +303,7 @@ func Hammer(ctx context.Context, opt Options) error {
 	if err := opt.validate(); err != nil {
 		return fmt.Errorf("hammer: %w", err)
 	}
-	srv, err := start(ctx, opt)
+	srv, err := start(ctx, opt, true)
 	if err != nil {
 		return fmt.Errorf("hammer: %w", err)
 	}
@@ -325,7 +325,11 @@ func (o Options) ini() map[string]string {
 	return ini
 }
 
-func start(ctx context.Context, opt Options) (*httpd.Server, error) {
+// start starts the workload's server; sanitized leaves OPcache out: PHP
+// loads a zend_extension with RTLD_DEEPBIND, which a sanitizer's runtime
+// refuses (the server exits at start-up), and OPcache's code is not
+// instrumented, so the sanitizer would see nothing of it anyway.
+func start(ctx context.Context, opt Options, sanitized bool) (*httpd.Server, error) {
 	w := Workload()
 	db := opt.DB.WithName("pp_counted")
 	db.UseSocket = true
@@ -344,9 +348,10 @@ func start(ctx context.Context, opt Options) (*httpd.Server, error) {
 		Env: map[string]string{
 			"PP_DB_SOCKET": db.Socket, "PP_DB_USER": db.User, "PP_DB_PASSWORD": db.Password, "PP_DB_NAME": db.Database,
 		},
-		Environ: opt.Environ,
-		Probe:   httpd.Probe{Path: w.Path, Check: w.Check},
-		Log:     opt.Log,
+		Environ:   opt.Environ,
+		Probe:     httpd.Probe{Path: w.Path, Check: w.Check},
+		Log:       opt.Log,
+		NoOPcache: sanitized,
 	})
 	return srv, err
 }
