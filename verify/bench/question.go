@@ -78,7 +78,11 @@ func onArms(m *benchrun.MeasureStats) (base, head float64, ok bool) {
 
 // cpuAnswer is CPU time's part of the answer: "CPU cost of statistics
 // +5.6% [+3.1%, +8.0%] → +1.2% [-0.9%, +3.3%]; head's vs base's: improved,
-// -4.2% [-6.1%, -2.2%] (p=0.003, not gated)".
+// -4.2% [-6.1%, -2.2%] (p=0.003, not gated)", then head against base in an
+// arm where that decided something: "; head vs base, statistics on: ✅
+// improved, -4.4% [-6.0%, -2.9%] (p<0.001, not gated)". Each verdict is
+// said beside its own estimate: the measure's, over all of them, could
+// come from an arm whose numbers the cost's would seem to contradict.
 func cpuAnswer(m *benchrun.MeasureStats) string {
 	var costs []string
 	for _, sd := range []side.Side{side.Base, side.Head} {
@@ -93,23 +97,30 @@ func cpuAnswer(m *benchrun.MeasureStats) string {
 	if c == nil {
 		return s
 	}
-	v := m.Verdict
-	if v == "" {
-		v = c.Verdict
+	s += "; head's vs base's: " + comparisonText(c)
+	for _, a := range m.HeadVsBaseArms {
+		if a.Verdict == verdict.Improved || a.Verdict == verdict.Regressed {
+			s += fmt.Sprintf("; head vs base, statistics %s: %s", a.Statistics, comparisonText(&a.Comparison))
+		}
 	}
+	return s
+}
+
+// comparisonText is one comparison's verdict with its estimate, interval
+// and p or what it could detect, not gated.
+func comparisonText(c *benchrun.Comparison) string {
 	est := fmt.Sprintf("%s [%s, %s]", ratio(c.Ratio.Median), ratio(c.Ratio.Lo), ratio(c.Ratio.Hi))
 	if c.Of != "ratio" {
 		est = fmt.Sprintf("%s [%s, %s]", signed(c.Diff.Median), signed(c.Diff.Lo), signed(c.Diff.Hi))
 	}
-	switch v {
+	switch v := c.Verdict; v {
 	case verdict.NoChange:
-		s += fmt.Sprintf("; head's vs base's: ~ %s (%s, not gated)", est, detectable(c))
-	case verdict.NotDecided:
-		s += fmt.Sprintf("; head's vs base's: not decided, %s (%s, not gated)", est, detectable(c))
+		return fmt.Sprintf("~ %s (%s, not gated)", est, detectable(c))
+	case verdict.NotDecided, "":
+		return fmt.Sprintf("not decided, %s (%s, not gated)", est, detectable(c))
 	default:
-		s += fmt.Sprintf("; head's vs base's: %s %s, %s (%s, not gated)", v.Icon(), v, est, pValue(c.WilcoxonP))
+		return fmt.Sprintf("%s %s, %s (%s, not gated)", v.Icon(), v, est, pValue(c.WilcoxonP))
 	}
-	return s
 }
 
 // pValue shows a p-value as a reader compares it with alpha.

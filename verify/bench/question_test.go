@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/patchproof/patchproof/internal/side"
+	"github.com/patchproof/patchproof/verify/verdict"
 	benchrun "github.com/patchproof/patchproof/workloads/bench"
 )
 
@@ -79,5 +80,42 @@ func TestCompactSection(t *testing.T) {
 	}
 	if len(c) >= len(full.String()) {
 		t.Errorf("compact %d bytes, full %d", len(c), len(full.String()))
+	}
+}
+
+// Each verdict of the CPU line stands beside its own numbers: head's cost
+// against base's not decided, while head against base with statistics on
+// improved (the measure's verdict), says both, each with its estimate.
+func TestAnswerSaysEachVerdictWithItsNumbers(t *testing.T) {
+	r := known(t, "known")
+	var m *benchrun.MeasureStats
+	for _, x := range r.Measures {
+		if x.Name == benchrun.CPUMeasure {
+			m = x
+		}
+	}
+	if m == nil || m.HeadVsBase == nil {
+		t.Fatal("the fixture has no CPU comparison")
+	}
+	m.HeadVsBase.Verdict = verdict.NotDecided
+	m.HeadVsBase.Of = "ratio"
+	m.HeadVsBase.Ratio = benchrun.Interval{Median: 0.951, Lo: 0.917, Hi: 1.034}
+	m.HeadVsBaseArms = []benchrun.ArmComparison{
+		{Statistics: "off", Comparison: benchrun.Comparison{Of: "ratio", Verdict: verdict.NotDecided, Ratio: benchrun.Interval{Median: 1.001, Lo: 0.99, Hi: 1.01}}},
+		{Statistics: "on", Comparison: benchrun.Comparison{Of: "ratio", Verdict: verdict.Improved, Ratio: benchrun.Interval{Median: 0.956, Lo: 0.94, Hi: 0.971}, WilcoxonP: 0.0004}},
+	}
+	m.Verdict = verdict.Improved
+	got := cpuAnswer(m)
+	for _, want := range []string{
+		"; head's vs base's: not decided, -4.9% [-8.3%, +3.4%]",
+		"; head vs base, statistics on: ✅ improved, -4.4% [-6.0%, -2.9%] (p<0.001, not gated)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("answer %q lacks %q", got, want)
+		}
+	}
+	// An arm that decided nothing is not listed: the measure's table has it.
+	if strings.Contains(got, "statistics off") {
+		t.Errorf("answer %q lists an arm that decided nothing", got)
 	}
 }
