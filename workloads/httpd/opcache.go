@@ -25,6 +25,11 @@ var opcacheINI = map[string]string{
 	"opcache.max_accelerated_files":   "10000",
 	"opcache.validate_timestamps":     "0",
 	"opcache.jit_buffer_size":         "0",
+	// A script changed in the last 2 seconds (the default) is compiled
+	// on every request and not cached: a docroot written just before its
+	// server started would be cached or not by the clock, and a window of
+	// requests would count its compiles or not.
+	"opcache.file_update_protection": "0",
 }
 
 // OPcacheSettings are the settings a server with OPcache runs it with, as
