@@ -86,16 +86,15 @@ func (s raceStage) Run(ctx context.Context, r *Run) error {
 	return race.Judge(judged)
 }
 
-// opcacheState is how the servers of the builds whose Apache modules are
-// modules run OPcache (httpd loads it where a build has it), as the race
-// check's result states it.
-func opcacheState(modules ...string) string {
-	for _, m := range modules {
-		if httpd.OPcacheModule(m) == "" {
-			return "off: a build has no OPcache (no modules/opcache.so), so PHP compiles the script on every request"
-		}
+// opcacheState is how the counters' servers of the builds base and head
+// run OPcache (httpd loads a build's own where it has one), as the race
+// check's result states it; ThreadSanitizer's servers never do.
+func opcacheState(base, head string) string {
+	state, _ := httpd.OPcacheState(httpd.Named{Name: string(side.Base), Module: base}, httpd.Named{Name: string(side.Head), Module: head})
+	if strings.HasPrefix(state, "off: ") {
+		return state
 	}
-	return "on: " + httpd.OPcacheSettings() + "; in the counters' servers, not ThreadSanitizer's (PHP loads it with RTLD_DEEPBIND, which the sanitizer's runtime refuses)"
+	return state + "; in the counters' servers, not ThreadSanitizer's (PHP loads it with RTLD_DEEPBIND, which the sanitizer's runtime refuses)"
 }
 
 // measure runs both parts on one target, recording into res what it

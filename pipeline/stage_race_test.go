@@ -86,9 +86,13 @@ func TestOPcacheState(t *testing.T) {
 	if got := opcacheState(with, with); !strings.HasPrefix(got, "on: ") || !strings.Contains(got, "opcache.validate_timestamps=0") {
 		t.Errorf("both builds with OPcache: %q", got)
 	}
-	for _, pair := range [][2]string{{with, without}, {without, with}, {without, without}} {
-		if got := opcacheState(pair[0], pair[1]); !strings.HasPrefix(got, "off: ") {
-			t.Errorf("%v: %q, want off", pair, got)
+	for _, tc := range []struct{ base, head, want string }{
+		{with, without, "on for base only: head's build has none; in the counters' servers"},
+		{without, with, "on for head only: base's build has none; in the counters' servers"},
+		{without, without, "off: "},
+	} {
+		if got := opcacheState(tc.base, tc.head); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%q", got)
 		}
 	}
 }

@@ -253,24 +253,17 @@ func newResult(o Options) *Result {
 // warning where one build has it and the other not, which no comparison
 // of the two survives.
 func opcacheSetting(o Options) (setting, warning string) {
-	var with, without []string
+	var ms []httpd.Named
 	for _, a := range o.arms() {
 		if a.Statistics {
-			if httpd.OPcacheModule(a.build.Module) != "" {
-				with = append(with, string(a.Side))
-			} else {
-				without = append(without, string(a.Side))
-			}
+			ms = append(ms, httpd.Named{Name: string(a.Side), Module: a.build.Module})
 		}
 	}
-	switch {
-	case len(without) == 0:
-		return "on: " + httpd.OPcacheSettings(), ""
-	case len(with) == 0:
-		return "off: the builds have no OPcache (no modules/opcache.so: PHP's --disable-all leaves it out unless --enable-opcache puts it back), so PHP compiles the script on every request", ""
+	setting, without := httpd.OPcacheState(ms...)
+	if len(without) > 0 {
+		warning = fmt.Sprintf("OPcache is off in %s's servers only: the build has none, so head against base compares a script compiled on every request with one compiled once", strings.Join(without, ", "))
 	}
-	return fmt.Sprintf("on for %s only: %s's build has none", strings.Join(with, ", "), strings.Join(without, ", ")),
-		fmt.Sprintf("OPcache runs in %s's servers only: %s's build has none, so head against base compares a compiled script with one compiled every request", strings.Join(with, ", "), strings.Join(without, ", "))
+	return setting, warning
 }
 
 // serverName says what served the requests, for the report.

@@ -61,6 +61,34 @@ func OPcacheModule(module string) string {
 	return so
 }
 
+// A Named module is the Apache module of one build, by the name a report
+// gives the build (base, head).
+type Named struct{ Name, Module string }
+
+// OPcacheState is how a report states OPcache for servers of the builds
+// ms, each loading its build's OPcache where it has one (OPcacheModule):
+// "on: SETTINGS" when every build has it, "off: why" when none has, and
+// "on for X only: Y's build has none" otherwise. without names the builds
+// that have none when some do: their servers compile the script on every
+// request and the others do not, which a comparison of them must say.
+func OPcacheState(ms ...Named) (state string, without []string) {
+	var with []string
+	for _, m := range ms {
+		if OPcacheModule(m.Module) != "" {
+			with = append(with, m.Name)
+		} else {
+			without = append(without, m.Name)
+		}
+	}
+	switch {
+	case len(without) == 0:
+		return "on: " + OPcacheSettings(), nil
+	case len(with) == 0:
+		return "off: the builds have no OPcache (no modules/opcache.so: PHP's --disable-all leaves it out unless --enable-opcache puts it back), so PHP compiles the script on every request", nil
+	}
+	return fmt.Sprintf("on for %s only: %s's build has none", strings.Join(with, ", "), strings.Join(without, ", ")), without
+}
+
 // opcacheLines are php.ini's lines that load the extension so with the
 // production settings, its lock file in dir (the server's run dir, which
 // a container binds writable: /tmp may not be).

@@ -3,6 +3,7 @@ package httpd
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -56,5 +57,39 @@ func TestOPcache(t *testing.T) {
 	os.Symlink(other, filepath.Join(linked, "modules"))
 	if got := OPcacheModule(filepath.Join(linked, "libs", "libphp.so")); got != "" {
 		t.Errorf("modules/ a link: OPcache %q, want none", got)
+	}
+}
+
+// OPcacheState states OPcache for every build alike, and names the builds
+// without it when only some have it: those are the ones a comparison must
+// warn about.
+func TestOPcacheState(t *testing.T) {
+	build := func(opcache bool) string {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "libs"), 0o755)
+		if opcache {
+			os.MkdirAll(filepath.Join(dir, "modules"), 0o755)
+			os.WriteFile(filepath.Join(dir, "modules", "opcache.so"), nil, 0o644)
+		}
+		return filepath.Join(dir, "libs", "libphp.so")
+	}
+	with, without := build(true), build(false)
+	for _, tc := range []struct {
+		base, head string
+		want       string
+		without    []string
+	}{
+		{with, with, "on: " + OPcacheSettings(), nil},
+		{without, without, "off: the builds have no OPcache", nil},
+		{with, without, "on for base only: head's build has none", []string{"head"}},
+		{without, with, "on for head only: base's build has none", []string{"base"}},
+	} {
+		got, missing := OPcacheState(Named{"base", tc.base}, Named{"head", tc.head})
+		if !strings.HasPrefix(got, tc.want) || !slices.Equal(missing, tc.without) {
+			t.Errorf("OPcacheState = %q, %q; want %q…, %q", got, missing, tc.want, tc.without)
+		}
+	}
+	if !strings.Contains(OPcacheSettings(), "opcache.file_update_protection=0") {
+		t.Errorf("the settings omit file_update_protection: %s", OPcacheSettings())
 	}
 }
