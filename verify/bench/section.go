@@ -111,8 +111,8 @@ func (r *Result) writeBody(bw io.Writer, compact bool) {
 				pct(th.ExactFloor), benchrun.LockResolution, th.Alpha, benchrun.LockNoise, pct(benchrun.InstructionNoise))
 		}
 		if r.hasNoisy() {
-			p(" ⁿ depends on the machine's load, and is not gated on: a change is the Hodges-Lehmann estimate of log(on/off), or of log(head/base), with its %s interval, the passes of one server averaged (n servers), decided by the Wilcoxon signed-rank test (p ≤ %v) with the sign test beside it; where it finds nothing it is `~` only if it could detect ±%s (the smallest change worth finding, at 80%% power), else not decided. Head vs base is judged on CPU time alone: what explains it (user, system, switches, req/s) is shown, not judged, as six such verdicts would give a false one in about a run of four.",
-				pct(r.Settings.Thresholds.Confidence), th.Alpha, pct(th.MinEffect))
+			p(" ⁿ depends on the machine's load, and is not gated on: a change is the Hodges-Lehmann estimate of log(on/off), or of log(head/base), with its %s interval, the passes of one server averaged (n servers), decided by the Wilcoxon signed-rank test (p ≤ %v) with the sign test beside it; where it finds nothing it is `~` only if it could detect ±%s (the smallest change worth finding, at 80%% power), else not decided. Head vs base is judged on CPU time alone: what explains it (user, system, switches, req/s) is shown, not judged, as six such verdicts would give a false one in about a run of four. Even so its verdict is the worst of three tests (each arm, and the cost), so a head equal to base reads as changed in about %s of runs (simulated).",
+				pct(r.Settings.Thresholds.Confidence), th.Alpha, pct(th.MinEffect), pct(benchrun.CPUFalseRate))
 		}
 		p(" `~` is no significant change.\n")
 	}
