@@ -3,13 +3,12 @@ package pipeline
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/workloads/concurrency"
+	"github.com/patchproof/patchproof/workloads/httpd/httpdtest"
 )
 
 // Without a ZTS pair with the Apache module there is nothing to check
@@ -68,21 +67,7 @@ func TestPhaseRequests(t *testing.T) {
 // The race check's servers run OPcache where both builds have it (httpd
 // loads it), and the result says which.
 func TestOPcacheState(t *testing.T) {
-	build := func(opcache bool) string {
-		dir := t.TempDir()
-		for _, d := range []string{"libs", "modules"} {
-			if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if opcache {
-			if err := os.WriteFile(filepath.Join(dir, "modules", "opcache.so"), nil, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return filepath.Join(dir, "libs", "libphp.so")
-	}
-	with, without := build(true), build(false)
+	with, without := httpdtest.Build(t, true), httpdtest.Build(t, false)
 	if got := opcacheState(with, with); !strings.HasPrefix(got, "on: ") || !strings.Contains(got, "opcache.validate_timestamps=0") {
 		t.Errorf("both builds with OPcache: %q", got)
 	}

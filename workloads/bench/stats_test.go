@@ -13,6 +13,7 @@ import (
 
 	"github.com/patchproof/patchproof/verify/benchstat"
 	"github.com/patchproof/patchproof/verify/verdict"
+	"github.com/patchproof/patchproof/workloads/httpd/httpdtest"
 )
 
 func TestByServer(t *testing.T) {
@@ -122,17 +123,7 @@ func TestSweepDecides(t *testing.T) {
 // it (modules/opcache.so beside libs/), off and why where not, and a
 // warning where one build has it and the other not.
 func TestOPcacheSetting(t *testing.T) {
-	build := func(opcache bool) string {
-		dir := t.TempDir()
-		os.MkdirAll(filepath.Join(dir, "libs"), 0o755)
-		os.WriteFile(filepath.Join(dir, "libs", "libphp.so"), nil, 0o644)
-		if opcache {
-			os.MkdirAll(filepath.Join(dir, "modules"), 0o755)
-			os.WriteFile(filepath.Join(dir, "modules", "opcache.so"), nil, 0o644)
-		}
-		return filepath.Join(dir, "libs", "libphp.so")
-	}
-	with, without := build(true), build(false)
+	with, without := httpdtest.Build(t, true), httpdtest.Build(t, false)
 	for _, tc := range []struct {
 		name       string
 		base, head string

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/patchproof/patchproof/workloads/httpd/httpdtest"
 )
 
 // A build with OPcache has modules/opcache.so beside libs/; a server
@@ -64,16 +66,7 @@ func TestOPcache(t *testing.T) {
 // without it when only some have it: those are the ones a comparison must
 // warn about.
 func TestOPcacheState(t *testing.T) {
-	build := func(opcache bool) string {
-		dir := t.TempDir()
-		os.MkdirAll(filepath.Join(dir, "libs"), 0o755)
-		if opcache {
-			os.MkdirAll(filepath.Join(dir, "modules"), 0o755)
-			os.WriteFile(filepath.Join(dir, "modules", "opcache.so"), nil, 0o644)
-		}
-		return filepath.Join(dir, "libs", "libphp.so")
-	}
-	with, without := build(true), build(false)
+	with, without := httpdtest.Build(t, true), httpdtest.Build(t, false)
 	for _, tc := range []struct {
 		base, head string
 		want       string
