@@ -90,8 +90,8 @@ func (s raceStage) Run(ctx context.Context, r *Run) error {
 // run OPcache (httpd loads a build's own where it has one), as the race
 // check's result states it; ThreadSanitizer's servers never do.
 func opcacheState(base, head string) string {
-	state, _ := httpd.OPcacheState(httpd.Named{Name: string(side.Base), Module: base}, httpd.Named{Name: string(side.Head), Module: head})
-	if strings.HasPrefix(state, "off: ") {
+	state, with, _ := httpd.OPcacheState(httpd.Named{Name: string(side.Base), Module: base}, httpd.Named{Name: string(side.Head), Module: head})
+	if len(with) == 0 {
 		return state
 	}
 	return state + "; in the counters' servers, not ThreadSanitizer's (PHP loads it with RTLD_DEEPBIND, which the sanitizer's runtime refuses)"

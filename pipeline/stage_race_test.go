@@ -76,8 +76,12 @@ func TestOPcacheState(t *testing.T) {
 		{without, with, "on for head only: base's build has none; in the counters' servers"},
 		{without, without, "off: "},
 	} {
-		if got := opcacheState(tc.base, tc.head); !strings.HasPrefix(got, tc.want) {
-			t.Errorf("%q", got)
+		got := opcacheState(tc.base, tc.head)
+		if !strings.HasPrefix(got, tc.want) {
+			t.Errorf("opcacheState = %q, want %q…", got, tc.want)
+		}
+		if tc.base == without && tc.head == without && strings.Contains(got, "counters' servers") {
+			t.Errorf("opcacheState = %q: off, yet it says where OPcache ran", got)
 		}
 	}
 }

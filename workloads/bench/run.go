@@ -259,8 +259,8 @@ func opcacheSetting(o Options) (setting, warning string) {
 			ms = append(ms, httpd.Named{Name: string(a.Side), Module: a.build.Module})
 		}
 	}
-	setting, without := httpd.OPcacheState(ms...)
-	if len(without) > 0 {
+	setting, with, without := httpd.OPcacheState(ms...)
+	if len(with) > 0 && len(without) > 0 {
 		warning = fmt.Sprintf("OPcache is off in %s's servers only: the build has none, so head against base compares a script compiled on every request with one compiled once", strings.Join(without, ", "))
 	}
 	return setting, warning

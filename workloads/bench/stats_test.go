@@ -164,6 +164,7 @@ func TestCPUHeadVsBaseFalseRate(t *testing.T) {
 	}
 	res := newResult(o)
 	th := benchstat.Thresholds{}
+	wrong := func(v verdict.Change) bool { return v == verdict.Regressed || v == verdict.Improved }
 	var cost, off, on, overall int
 	for range 1000 {
 		samples := make([]*ArmSamples, len(arms))
@@ -185,14 +186,15 @@ func TestCPUHeadVsBaseFalseRate(t *testing.T) {
 			}
 		}
 		ms := res.measureStats(defOf(CPUMeasure), samples, ps, th)
-		wrong := func(v verdict.Change) bool { return v == verdict.Regressed || v == verdict.Improved }
 		if wrong(ms.HeadVsBase.Verdict) {
 			cost++
 		}
 		for _, a := range ms.HeadVsBaseArms {
-			if wrong(a.Verdict) && a.Statistics == "off" {
+			switch {
+			case !wrong(a.Verdict):
+			case a.Statistics == "off":
 				off++
-			} else if wrong(a.Verdict) {
+			default:
 				on++
 			}
 		}

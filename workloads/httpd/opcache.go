@@ -68,11 +68,10 @@ type Named struct{ Name, Module string }
 // OPcacheState is how a report states OPcache for servers of the builds
 // ms, each loading its build's OPcache where it has one (OPcacheModule):
 // "on: SETTINGS" when every build has it, "off: why" when none has, and
-// "on for X only: Y's build has none" otherwise. without names the builds
-// that have none when some do: their servers compile the script on every
-// request and the others do not, which a comparison of them must say.
-func OPcacheState(ms ...Named) (state string, without []string) {
-	var with []string
+// "on for X only: Y's build has none" otherwise; with and without name
+// the builds that have it and those that have none, for a caller to judge
+// what a comparison of their servers is worth.
+func OPcacheState(ms ...Named) (state string, with, without []string) {
 	for _, m := range ms {
 		if OPcacheModule(m.Module) != "" {
 			with = append(with, m.Name)
@@ -82,11 +81,11 @@ func OPcacheState(ms ...Named) (state string, without []string) {
 	}
 	switch {
 	case len(without) == 0:
-		return "on: " + OPcacheSettings(), nil
+		return "on: " + OPcacheSettings(), with, without
 	case len(with) == 0:
-		return "off: the builds have no OPcache (no modules/opcache.so: PHP's --disable-all leaves it out unless --enable-opcache puts it back), so PHP compiles the script on every request", nil
+		return "off: the builds have no OPcache (no modules/opcache.so: PHP's --disable-all leaves it out unless --enable-opcache puts it back), so PHP compiles the script on every request", with, without
 	}
-	return fmt.Sprintf("on for %s only: %s's build has none", strings.Join(with, ", "), strings.Join(without, ", ")), without
+	return fmt.Sprintf("on for %s only: %s's build has none", strings.Join(with, ", "), strings.Join(without, ", ")), with, without
 }
 
 // opcacheLines are php.ini's lines that load the extension so with the

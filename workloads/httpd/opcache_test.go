@@ -63,23 +63,22 @@ func TestOPcache(t *testing.T) {
 }
 
 // OPcacheState states OPcache for every build alike, and names the builds
-// without it when only some have it: those are the ones a comparison must
-// warn about.
+// with it and without it.
 func TestOPcacheState(t *testing.T) {
 	with, without := httpdtest.Build(t, true), httpdtest.Build(t, false)
 	for _, tc := range []struct {
-		base, head string
-		want       string
-		without    []string
+		base, head    string
+		want          string
+		with, without []string
 	}{
-		{with, with, "on: " + OPcacheSettings(), nil},
-		{without, without, "off: the builds have no OPcache", nil},
-		{with, without, "on for base only: head's build has none", []string{"head"}},
-		{without, with, "on for head only: base's build has none", []string{"base"}},
+		{with, with, "on: " + OPcacheSettings(), []string{"base", "head"}, nil},
+		{without, without, "off: the builds have no OPcache", nil, []string{"base", "head"}},
+		{with, without, "on for base only: head's build has none", []string{"base"}, []string{"head"}},
+		{without, with, "on for head only: base's build has none", []string{"head"}, []string{"base"}},
 	} {
-		got, missing := OPcacheState(Named{"base", tc.base}, Named{"head", tc.head})
-		if !strings.HasPrefix(got, tc.want) || !slices.Equal(missing, tc.without) {
-			t.Errorf("OPcacheState = %q, %q; want %q…, %q", got, missing, tc.want, tc.without)
+		got, have, lack := OPcacheState(Named{"base", tc.base}, Named{"head", tc.head})
+		if !strings.HasPrefix(got, tc.want) || !slices.Equal(have, tc.with) || !slices.Equal(lack, tc.without) {
+			t.Errorf("OPcacheState = %q, %q, %q; want %q…, %q, %q", got, have, lack, tc.want, tc.with, tc.without)
 		}
 	}
 	if !strings.Contains(OPcacheSettings(), "opcache.file_update_protection=0") {
