@@ -34,6 +34,7 @@ import (
 
 	"github.com/patchproof/patchproof/internal/cachedir"
 	"github.com/patchproof/patchproof/internal/childenv"
+	"github.com/patchproof/patchproof/internal/safefs"
 	"github.com/patchproof/patchproof/internal/side"
 )
 
@@ -342,7 +343,8 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 			}()
 		}
 	}
-	logFile, err := os.Create(filepath.Join(tmp, "patchproof-build.log"))
+	// The tree was copied into tmp: its patchproof-build.log may be a link.
+	logFile, err := safefs.Create(tmp, buildLogName, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", s.Label, err)
 	}
@@ -383,6 +385,11 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	if runErr != nil {
 		res.Errors = log.errors
 		return fail("make", runErr)
+	}
+	// make could have put a link or another file at the log's name (a
+	// rename over it): the entry keeps only patchproof's own log there.
+	if err := safefs.Holds(tmp, buildLogName, logFile); err != nil {
+		return fail("record", err)
 	}
 	return b.finish(ctx, s, res, tmp, dir, root, key, start, fail)
 }
@@ -454,7 +461,6 @@ func (b *Builder) finish(ctx context.Context, s Spec, res *Build, tmp, dir, root
 	if err := removeEntry(filepath.Join(tmp, ownCCacheDir)); err != nil {
 		return nil, fmt.Errorf("build %s: remove its own ccache: %w", s.Label, err)
 	}
-	res.OK = true
 	res.Dir = dir
 	res.PHP = filepath.Join(dir, phpPath)
 	produced := []string{phpPath}
@@ -472,8 +478,11 @@ func (b *Builder) finish(ctx context.Context, s Spec, res *Build, tmp, dir, root
 		return fail("record digests", err)
 	}
 	res.Digests[filesFile] = files
-	res.BuildLog = filepath.Join(dir, "patchproof-build.log")
+	res.BuildLog = filepath.Join(dir, buildLogName)
 	res.DurationMS = time.Since(start).Milliseconds()
+	// Only now, every step done and recorded: a build that failed at any
+	// step above is no build, in its record or in the report.
+	res.OK = true
 	if err := writeBuild(tmp, res); err != nil {
 		return nil, err
 	}
@@ -522,9 +531,11 @@ func (b *Builder) prune(log io.Writer) {
 }
 
 const (
-	buildFile  = "patchproof-build.json"
-	phpPath    = "sapi/cli/php"   // in a build's directory
-	modulePath = "libs/libphp.so" // in a build's directory
+	buildFile = "patchproof-build.json"
+	// buildLogName is the build's output, kept in its entry.
+	buildLogName = "patchproof-build.log"
+	phpPath      = "sapi/cli/php"   // in a build's directory
+	modulePath   = "libs/libphp.so" // in a build's directory
 )
 
 // errNoEntry is readBuild's error when the cache has no entry at all.
@@ -795,12 +806,14 @@ func removeEntry(dir string) error {
 	return os.RemoveAll(dir)
 }
 
+// writeBuild writes the record of b in dir, a build directory whose make
+// could have put a link at its name.
 func writeBuild(dir string, b *Build) error {
 	data, err := json.MarshalIndent(b, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, buildFile), data, 0o644)
+	return safefs.WriteFile(dir, buildFile, data, 0o644)
 }
 
 func parseModules(out string) []string {

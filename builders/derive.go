@@ -96,7 +96,7 @@ func derive(s Spec, tmp string) error {
 	if err := writableCopy(tmp); err != nil {
 		return err
 	}
-	for _, f := range []string{buildFile, filesFile, "patchproof-build.log"} {
+	for _, f := range []string{buildFile, filesFile, buildLogName} {
 		if err := os.Remove(filepath.Join(tmp, f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
@@ -161,7 +161,8 @@ func rewritePath(tree, old, new string) error {
 		if !bytes.Contains(data, from) || bytes.IndexByte(data, 0) >= 0 {
 			return nil
 		}
-		if err := os.WriteFile(p, bytes.ReplaceAll(data, from, to), fi.Mode().Perm()); err != nil {
+		// Made anew, never written through a link the build left at p.
+		if err := safefs.WriteFile(tree, rel, bytes.ReplaceAll(data, from, to), fi.Mode().Perm()); err != nil {
 			return err
 		}
 		return os.Chtimes(p, fi.ModTime(), fi.ModTime())

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 )
 
 // filesFile, in a build's entry, holds the digest of every file a later
@@ -86,7 +88,8 @@ func recordFiles(dir string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := root.WriteFile(filesFile, data, 0o644); err != nil {
+	// The build could have put a link at the name: made anew, never followed.
+	if err := safefs.WriteFile(dir, filesFile, data, 0o644); err != nil {
 		return "", err
 	}
 	sum := sha256.Sum256(data)

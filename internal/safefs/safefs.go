@@ -119,7 +119,7 @@ func CopyFile(dir, rel, dst string, max int64) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, fi.Mode().Perm()|0o200)
+	out, err := CreatePath(dst, fi.Mode().Perm()|0o200)
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func (t *Tree) CopyFile(rel, dst string) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, fi.Mode().Perm()|0o200)
+	out, err := CreatePath(dst, fi.Mode().Perm()|0o200)
 	if err != nil {
 		return err
 	}
