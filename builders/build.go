@@ -561,7 +561,7 @@ func readBuild(dir string) (*Build, error) {
 		return nil, err
 	}
 	defer root.Close()
-	data, err := root.ReadFile(buildFile)
+	data, err := safefs.ReadFile(dir, buildFile, maxFilesFile)
 	if err != nil {
 		return nil, err
 	}

@@ -237,3 +237,46 @@ func OpenELF(path string) (*ELF, error) {
 	}
 	return &ELF{File: ef, f: f}, nil
 }
+
+// CopyRegular copies rel beneath the tree to dst, made anew as Create
+// makes it, at most max bytes and within what is left of the tree's
+// budget: rel must be a regular file, not a link even one that stays in
+// the tree, and the file opened must be the one found there.
+func (t *Tree) CopyRegular(rel, dst string, max int64) error {
+	name := filepath.Join(t.Dir, rel)
+	before, err := t.root.Lstat(rel)
+	if err != nil {
+		return err
+	}
+	if !before.Mode().IsRegular() {
+		return fmt.Errorf("copy %s: not a regular file (%s)", name, before.Mode().Type())
+	}
+	max = min(max, t.Max-t.used)
+	if before.Size() > max {
+		return fmt.Errorf("copy %s: %w (%d bytes)", name, ErrTooLarge, max)
+	}
+	f, err := openIn(t.root, t.Dir, rel)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if after, err := f.Stat(); err != nil || !os.SameFile(before, after) {
+		return fmt.Errorf("copy %s: replaced while it was opened", name)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	out, err := CreatePath(dst, 0o644)
+	if err != nil {
+		return err
+	}
+	n, err := io.Copy(out, io.LimitReader(f, max+1))
+	t.used += n
+	if err == nil && n > max {
+		err = fmt.Errorf("copy %s: %w (%d bytes)", name, ErrTooLarge, max)
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
