@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"sync"
 
+	"github.com/patchproof/patchproof/internal/safefs"
+
 	"golang.org/x/sync/errgroup"
 
 	"github.com/patchproof/patchproof/workloads/mysqld"
@@ -113,7 +115,7 @@ func (r *Run) startDatabase(ctx context.Context, n int) (*mysqld.Server, *os.Fil
 	if n > 1 {
 		dirName, logName, alias = fmt.Sprintf("mysql-%d", n), fmt.Sprintf("mariadb-%d.log", n), fmt.Sprintf("mariadb-%d", n)
 	}
-	log, err := os.OpenFile(filepath.Join(r.Dir, "logs", logName), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	log, err := safefs.AppendPath(filepath.Join(r.Dir, "logs", logName), 0o644)
 	if err != nil {
 		return nil, nil, fmt.Errorf("start mariadb: %w", err)
 	}

@@ -184,7 +184,7 @@ func copyTail(src, dst string, n int64) error {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return err
 	}
-	out, err := os.Create(dst)
+	out, err := safefs.CreatePath(dst, 0o644)
 	if err != nil {
 		return err
 	}

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 
 	"github.com/patchproof/patchproof/pipeline/results"
 )
@@ -121,7 +122,7 @@ func logged(s Stage, next action) action {
 	return func(ctx context.Context, r *Run) error {
 		name := s.String()
 		path := filepath.Join(r.Dir, "logs", name+".log")
-		f, err := os.Create(path)
+		f, err := safefs.CreateIn(r.Dir, path, 0o644)
 		if err != nil {
 			return fmt.Errorf("stage log: %w", err)
 		}

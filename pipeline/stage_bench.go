@@ -3,8 +3,9 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 
 	"golang.org/x/perf/benchfmt"
 
@@ -125,7 +126,7 @@ func writeBenchTxt(path string, targets []benchTarget) error {
 			return fmt.Errorf("write %s: target %s: %w", path, t.name, err)
 		}
 	}
-	f, err := os.Create(path)
+	f, err := safefs.CreatePath(path, 0o644)
 	if err != nil {
 		return err
 	}

@@ -6,13 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 
 	"golang.org/x/sync/errgroup"
 
@@ -102,7 +103,7 @@ func (st buildStage) Run(ctx context.Context, r *Run) error {
 				}
 			}
 			name := fmt.Sprintf("build-%s-%s-%s.log", safeName(j.t.Name), j.side, j.spec.Variant)
-			f, err := os.Create(filepath.Join(r.Dir, "logs", name))
+			f, err := safefs.CreateIn(r.Dir, filepath.Join(r.Dir, "logs", name), 0o644)
 			if err != nil {
 				return err
 			}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/safefs"
+
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/internal/side"
@@ -214,7 +216,7 @@ func (raceStage) tsan(ctx context.Context, r *Run, j raceJob, db workload.DB, pl
 		if err := os.MkdirAll(keep, 0o755); err != nil {
 			return nil, err
 		}
-		if err := os.WriteFile(raw, data, 0o644); err != nil {
+		if err := safefs.WriteIn(r.Dir, raw, data, 0o644); err != nil {
 			return nil, err
 		}
 		reports[i], err = race.Parse(data, race.Addr2Line(ctx, map[string]string{filepath.Base(b.Module): b.Module}))

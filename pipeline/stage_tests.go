@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/safefs"
+
 	"golang.org/x/sync/errgroup"
 
 	"github.com/patchproof/patchproof/builders"
@@ -90,7 +92,7 @@ func (s testsStage) Run(ctx context.Context, r *Run) error {
 			return nil, err
 		}
 		work := filepath.Join(r.Dir, s.String(), fmt.Sprintf("%s-%d", j.name, round))
-		logf, err := os.Create(work + ".log")
+		logf, err := safefs.CreateIn(r.Dir, work+".log", 0o644)
 		if err != nil {
 			return nil, err
 		}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/patchproof/patchproof/internal/safefs"
+
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
@@ -122,7 +124,7 @@ func Publish(ctx context.Context, opt Options, rs []*results.Result) (*Published
 			return pub, fmt.Errorf("write summary: %w", err)
 		}
 		pub.Summary = filepath.Join(opt.Out, "summary.md")
-		if err := os.WriteFile(pub.Summary, body.Bytes(), 0o644); err != nil {
+		if err := safefs.WritePath(pub.Summary, body.Bytes(), 0o644); err != nil {
 			return pub, fmt.Errorf("write summary: %w", err)
 		}
 		var junit bytes.Buffer
@@ -130,7 +132,7 @@ func Publish(ctx context.Context, opt Options, rs []*results.Result) (*Published
 			return pub, err
 		} else if ok {
 			pub.JUnit = filepath.Join(opt.Out, "junit.xml")
-			if err := os.WriteFile(pub.JUnit, junit.Bytes(), 0o644); err != nil {
+			if err := safefs.WritePath(pub.JUnit, junit.Bytes(), 0o644); err != nil {
 				return pub, fmt.Errorf("write junit.xml: %w", err)
 			}
 		}

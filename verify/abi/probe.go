@@ -306,7 +306,7 @@ func writeProbe(dir string, headers []string) error {
 			return err
 		}
 	}
-	return os.WriteFile(filepath.Join(dir, "probe.c"), []byte(b.String()), 0o644)
+	return safefs.WriteFile(dir, "probe.c", []byte(b.String()), 0o644)
 }
 
 var (

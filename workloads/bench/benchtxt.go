@@ -13,6 +13,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/patchproof/patchproof/internal/safefs"
+
 	"golang.org/x/perf/benchfmt"
 )
 
@@ -195,7 +197,7 @@ func (b *bencher) writeBenchTxt() error {
 		return fmt.Errorf("write bench.txt: %w", err)
 	}
 	path := filepath.Join(b.opt.Dir, benchTxtName)
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := safefs.WritePath(path, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("write bench.txt: %w", err)
 	}
 	b.res.BenchTxt = path

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/safefs"
+
 	"github.com/patchproof/patchproof/internal/childenv"
 	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/internal/side"
@@ -443,7 +445,7 @@ func (b *bencher) writeJSON() error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(b.opt.Dir, benchJSONName), append(data, '\n'), 0o644)
+	return safefs.WriteFile(b.opt.Dir, benchJSONName, append(data, '\n'), 0o644)
 }
 
 // pin pins every thread of process pid to cpus with taskset.

@@ -5,9 +5,10 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 
 	"github.com/patchproof/patchproof/internal/chart"
 	"github.com/patchproof/patchproof/internal/side"
@@ -141,7 +142,7 @@ func (r *Result) writeSweepChart(dir string) error {
 		return fmt.Errorf("sweep chart: %w", err)
 	}
 	path := filepath.Join(dir, sweepChartName)
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+	if err := safefs.WritePath(path, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("sweep chart: %w", err)
 	}
 	r.SweepChart = path

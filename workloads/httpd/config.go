@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 )
 
 // confTemplate is the whole of Apache's configuration: nothing from
@@ -123,7 +125,7 @@ func (s *Server) writeConfig() error {
 	if err := confTemplate.Execute(&b, s.confData()); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(s.Dir, confName), b.Bytes(), 0o644)
+	return safefs.WriteFile(s.Dir, confName, b.Bytes(), 0o644)
 }
 
 // iniText is php.ini: errors to Apache's error log, never into a response
@@ -144,7 +146,7 @@ func iniText(ini map[string]string, opcache, dir string) []byte {
 
 // writeFiles writes php.ini and the document root.
 func (s *Server) writeFiles() error {
-	if err := os.WriteFile(filepath.Join(s.Dir, iniName), iniText(s.opt.INI, s.opcache, s.Dir), 0o644); err != nil {
+	if err := safefs.WriteFile(s.Dir, iniName, iniText(s.opt.INI, s.opcache, s.Dir), 0o644); err != nil {
 		return err
 	}
 	if err := os.MkdirAll(s.DocRoot, 0o755); err != nil {
@@ -158,7 +160,7 @@ func (s *Server) writeFiles() error {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(p, content, 0o644); err != nil {
+		if err := safefs.WriteIn(s.Dir, p, content, 0o644); err != nil {
 			return err
 		}
 	}

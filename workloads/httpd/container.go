@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 
 	"github.com/docker/docker/client"
 
@@ -136,7 +136,7 @@ func (s *Server) startContainer(ctx context.Context, c *Container) error {
 	if err := s.writeConfig(); err != nil {
 		return fmt.Errorf("start apache: %w", err)
 	}
-	out, err := os.OpenFile(filepath.Join(s.Dir, outName), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
+	out, err := safefs.AppendPath(filepath.Join(s.Dir, outName), 0o644)
 	if err != nil {
 		return fmt.Errorf("start apache: %w", err)
 	}

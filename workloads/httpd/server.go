@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/patchproof/patchproof/internal/safefs"
 	"io"
 	"net"
 	"net/http"
@@ -18,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 
 	"github.com/patchproof/patchproof/internal/childenv"
 	"github.com/patchproof/patchproof/internal/proc"
@@ -224,7 +225,7 @@ func (s *Server) serviceOptions(args []string, out io.Writer) service.Options {
 }
 
 func (s *Server) launch(ctx context.Context, apache string) (*service.Process, error) {
-	out, err := os.OpenFile(filepath.Join(s.Dir, outName), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
+	out, err := safefs.AppendPath(filepath.Join(s.Dir, outName), 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("start apache: %w", err)
 	}

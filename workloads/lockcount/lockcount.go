@@ -48,6 +48,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/patchproof/patchproof/internal/safefs"
+
 	"github.com/patchproof/patchproof/internal/childenv"
 )
 
@@ -77,7 +79,7 @@ func Build(ctx context.Context, gcc, outDir string) (soPath string, err error) {
 		return "", fmt.Errorf("build lockcount: %w", err)
 	}
 	src := filepath.Join(dir, "lockcount.c")
-	if err := os.WriteFile(src, source, 0o644); err != nil {
+	if err := safefs.WritePath(src, source, 0o644); err != nil {
 		return "", fmt.Errorf("build lockcount: %w", err)
 	}
 	so := filepath.Join(dir, "lockcount.so")

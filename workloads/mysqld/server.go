@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/patchproof/patchproof/internal/safefs"
 	"io"
 	"os"
 	"os/exec"
@@ -18,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 
 	"github.com/patchproof/patchproof/internal/childenv"
 	"github.com/patchproof/patchproof/internal/proc"
@@ -298,7 +299,7 @@ func (s *Server) stop() error {
 
 // launch starts mariadbd in its own process group; cancelling ctx stops it.
 func launch(ctx context.Context, args []string, dir string, opt Options) (*service.Process, error) {
-	out, err := os.OpenFile(filepath.Join(dir, outName), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
+	out, err := safefs.AppendPath(filepath.Join(dir, outName), 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("start mariadbd: %w", err)
 	}
@@ -394,7 +395,7 @@ func installOnce(ctx context.Context, installDB, dir, osUser string, log io.Writ
 	}
 	os.RemoveAll(data)
 	logPath := filepath.Join(dir, installLogName)
-	f, err := os.Create(logPath)
+	f, err := safefs.CreatePath(logPath, 0o644)
 	if err != nil {
 		return fmt.Errorf("install datadir: %w", err)
 	}
@@ -497,7 +498,7 @@ func installErrors(path string) string {
 // failure the socket dir is removed.
 func (s *Server) writeInitFile(dir string) (string, error) {
 	initFile := filepath.Join(dir, "init.sql")
-	if err := os.WriteFile(initFile, []byte(initSQL(s.opt.User, s.opt.Password, s.accounts)), 0o600); err != nil {
+	if err := safefs.WritePath(initFile, []byte(initSQL(s.opt.User, s.opt.Password, s.accounts)), 0o600); err != nil {
 		s.removeSockDir()
 		return "", fmt.Errorf("start mariadb: %w", err)
 	}

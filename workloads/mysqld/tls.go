@@ -15,6 +15,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 )
 
 // TLSFiles are a server's certificate authority and key pair, PEM, in its
@@ -90,7 +92,7 @@ func makeTLS(dir string, hosts []string) (TLSFiles, error) {
 	} {
 		// Removed first: WriteFile keeps an existing file's mode.
 		os.Remove(f.path)
-		if err := os.WriteFile(f.path, pem.EncodeToMemory(&pem.Block{Type: f.block, Bytes: f.der}), f.mode); err != nil {
+		if err := safefs.WritePath(f.path, pem.EncodeToMemory(&pem.Block{Type: f.block, Bytes: f.der}), f.mode); err != nil {
 			return TLSFiles{}, fmt.Errorf("tls: %w", err)
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/safefs"
+
 	"github.com/patchproof/patchproof/internal/childenv"
 	"github.com/patchproof/patchproof/internal/proc"
 )
@@ -253,7 +255,7 @@ func lastLine(b []byte) string {
 }
 
 func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+	f, err := safefs.CreatePath(path, 0o644)
 	if err != nil {
 		return err
 	}
