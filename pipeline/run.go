@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/safefs"
+
 	"github.com/patchproof/patchproof/internal/cachedir"
 	"github.com/patchproof/patchproof/internal/proc"
 	"github.com/patchproof/patchproof/internal/version"
@@ -325,6 +327,10 @@ func finish(ctx context.Context, r *Run) {
 		}
 	}
 	r.save()
+	// Last: results.json is among what a workflow uploads.
+	if n, err := stageArtifacts(r.Dir); err != nil {
+		r.Progress.Warn(fmt.Sprintf("artifacts (%d staged): %v", n, err))
+	}
 }
 
 // reportStep names the report on the progress display and its log,
@@ -346,7 +352,7 @@ func publish(ctx context.Context, r *Run, interrupted bool) error {
 		opt.Post = false
 	}
 	r.Progress.StageStart(reportStep)
-	log, logErr := os.Create(filepath.Join(r.Dir, "logs", reportStep+".log"))
+	log, logErr := safefs.CreateIn(r.Dir, filepath.Join(r.Dir, "logs", reportStep+".log"), 0o644)
 	if logErr != nil {
 		r.Progress.Warn(fmt.Sprintf("report log: %v", logErr))
 	} else {
