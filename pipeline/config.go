@@ -12,6 +12,7 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/ghactions"
 	"github.com/patchproof/patchproof/internal/secretenv"
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/github"
@@ -185,12 +186,19 @@ func (c *Config) setDefaults() {
 // ReportOptions are the report's options for c: where the summary goes
 // (Out, else Stdout; $GITHUB_STEP_SUMMARY) and, with Post, the pull request
 // and the GitHub client to post with. The report that ends a run and
-// 'patchproof report' both publish with them.
+// 'patchproof report' both publish with them. Under GitHub Actions what
+// goes to Stdout (the summary, a dry run's comment) is printed with the
+// runner's commands stopped: its lines quote the tree under test, and the
+// report job that prints it holds a token that writes.
 func (c Config) ReportOptions() report.Options {
 	c.setDefaults()
+	stdout := c.Stdout
+	if c.Getenv("GITHUB_ACTIONS") == "true" {
+		stdout = ghactions.Verbatim(stdout)
+	}
 	opt := report.Options{
 		Out:         c.Out,
-		Stdout:      c.Stdout,
+		Stdout:      stdout,
 		StepSummary: c.Getenv("GITHUB_STEP_SUMMARY"),
 		Post:        c.Post,
 		DryRun:      c.DryRun,

@@ -377,6 +377,13 @@ func TestReportOptions(t *testing.T) {
 			if opt.StepSummary != "/tmp/step.md" || opt.RunID != "9001" || opt.GitHub.Login != "github-actions[bot]" {
 				t.Errorf("from the environment: step summary %q, run %q, login %q", opt.StepSummary, opt.RunID, opt.GitHub.Login)
 			}
+			// What it prints quotes the PR: it starts no command.
+			var out bytes.Buffer
+			tt.cfg.Stdout = &out
+			fmt.Fprint(tt.cfg.ReportOptions().Stdout, "```\n::add-mask::x\n```\n")
+			if !strings.HasPrefix(out.String(), "::stop-commands::") {
+				t.Errorf("stdout under Actions is printed with the commands on: %q", out.String())
+			}
 		})
 	}
 }

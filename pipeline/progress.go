@@ -15,6 +15,11 @@ import (
 // Progress shows what the run is doing: the current stage, its step and the
 // elapsed time, one line per event, and a summary table at the end. Under
 // GitHub Actions each stage is a log group and errors are annotations.
+// What its lines quote may come from the tree under test (a build's
+// failure, a PHP version, a backport's error): it goes through
+// ghactions.Line, or a command's escapes, so that it starts no line and
+// no command of its own and carries no ANSI escape or bidirectional
+// control.
 type Progress struct {
 	mu      sync.Mutex
 	w       io.Writer
@@ -44,9 +49,9 @@ func (p *Progress) StageStart(name string) {
 	defer p.mu.Unlock()
 	p.stage, p.stageAt = name, time.Now()
 	if p.actions {
-		fmt.Fprintf(p.w, "::group::%s\n", name)
+		fmt.Fprintf(p.w, "::group::%s\n", ghactions.Message(name))
 	}
-	fmt.Fprintf(p.w, "==> %s [%s]\n", name, elapsed(time.Since(p.start)))
+	fmt.Fprintf(p.w, "==> %s [%s]\n", ghactions.Line(name), elapsed(time.Since(p.start)))
 }
 
 // StageEnd closes a stage.
@@ -57,7 +62,7 @@ func (p *Progress) StageEnd(name string, err error) {
 	if err != nil {
 		status = firstLine(err.Error())
 	}
-	fmt.Fprintf(p.w, "<== %s: %s (%s)\n", name, status, elapsed(time.Since(p.stageAt)))
+	fmt.Fprintf(p.w, "<== %s: %s (%s)\n", ghactions.Line(name), ghactions.Line(status), elapsed(time.Since(p.stageAt)))
 	if p.actions {
 		fmt.Fprintln(p.w, "::endgroup::")
 	}
@@ -67,7 +72,7 @@ func (p *Progress) StageEnd(name string, err error) {
 func (p *Progress) Step(format string, a ...any) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "    [%s %s] %s\n", p.stage, elapsed(time.Since(p.stageAt)), fmt.Sprintf(format, a...))
+	fmt.Fprintf(p.w, "    [%s %s] %s\n", ghactions.Line(p.stage), elapsed(time.Since(p.stageAt)), ghactions.Line(fmt.Sprintf(format, a...)))
 }
 
 // Warn shows a warning.
@@ -78,7 +83,7 @@ func (p *Progress) Warn(msg string) {
 		fmt.Fprintf(p.w, "::warning::%s\n", ghactions.Message(msg))
 		return
 	}
-	fmt.Fprintf(p.w, "    warning: %s\n", msg)
+	fmt.Fprintf(p.w, "    warning: %s\n", ghactions.Line(msg))
 }
 
 // Annotate emits a GitHub Actions error annotation at file:line (and nothing
@@ -108,7 +113,7 @@ func (p *Progress) Summary(res *results.Result) {
 		if s.StartedAt != nil {
 			d = elapsed(time.Duration(s.DurationMS) * time.Millisecond)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", s.Name, s.Status, d, firstLine(note))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", ghactions.Line(s.Name), s.Status, d, ghactions.Line(firstLine(note)))
 	}
 	tw.Flush()
 	fmt.Fprintf(p.w, "\nresult: %s (exit %d) in %s\n", res.Status, res.ExitCode, elapsed(time.Since(p.start)))

@@ -225,6 +225,34 @@ func TestKilledRunIsIncomplete(t *testing.T) {
 	}
 }
 
+// TestProgressQuotesNoCommand: what the progress quotes from the tree
+// under test (a PHP version, a build's failure, a backport's error, a
+// stage's note) starts no line of its own, so no workflow command, and
+// carries no ANSI escape or bidirectional control; under Actions and not.
+func TestProgressQuotesNoCommand(t *testing.T) {
+	hostile := "8.4.0-dev\r::warning::x\n  ::add-mask::y \x1b[31mred \u202Eexe.txt"
+	for _, actions := range []bool{true, false} {
+		var out bytes.Buffer
+		p := NewProgress(&out, actions)
+		p.StageStart("build")
+		p.Step("%s: built in 00:10 (%s)", "master-head-nts", hostile)
+		p.Warn(hostile)
+		p.StageEnd("build", errors.New(hostile))
+		now := time.Now()
+		p.Summary(&results.Result{Status: results.StatusFailed, Stages: []*results.StageResult{
+			{Name: "build", Status: results.StatusFailed, StartedAt: &now, Error: hostile}}})
+		for _, l := range strings.FieldsFunc(out.String(), func(r rune) bool { return r == '\r' || r == '\n' }) {
+			l = strings.TrimSpace(l)
+			if strings.HasPrefix(l, "::") && !strings.HasPrefix(l, "::group::build") && l != "::endgroup::" && !strings.HasPrefix(l, "::warning::8.4.0-dev%0D") {
+				t.Errorf("actions=%v: the line %q is a command of the tree's", actions, l)
+			}
+		}
+		if i := strings.IndexAny(out.String(), "\x1b\u202E"); i >= 0 {
+			t.Errorf("actions=%v: a raw ESC or bidi control at %d:\n%q", actions, i, out.String())
+		}
+	}
+}
+
 func TestProgressActions(t *testing.T) {
 	var out bytes.Buffer
 	p := NewProgress(&out, true)

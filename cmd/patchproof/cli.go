@@ -74,7 +74,10 @@ func usageErrorf(format string, a ...any) error {
 var errHelp = errors.New("help requested")
 
 // exitCode maps an error to patchproof's exit statuses and prints it:
-// 0 all checks passed, 1 a check failed, 2 patchproof could not run.
+// 0 all checks passed, 1 a check failed, 2 patchproof could not run. An
+// error's text may quote the tree under test (a check's reason, a build's
+// failure): ghactions keeps it on the line patchproof starts, where it
+// starts no workflow command of its own.
 func exitCode(stderr io.Writer, err error) int {
 	var ue *usageError
 	var ae *annotatedError
@@ -85,13 +88,13 @@ func exitCode(stderr io.Writer, err error) int {
 		fmt.Fprintf(stderr, "::error::patchproof %s\n", ghactions.Message(oneLine(err)))
 		return 2
 	case errors.Is(err, results.ErrCheckFailed):
-		fmt.Fprintf(stderr, "patchproof: %v\n", err)
+		fmt.Fprintf(stderr, "patchproof: %s\n", ghactions.Line(err.Error()))
 		return 1
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "patchproof: %v\n", oneLine(err))
+		fmt.Fprintf(stderr, "patchproof: %s\n", ghactions.Line(oneLine(err)))
 		return 2
 	default:
-		fmt.Fprintf(stderr, "patchproof: %v\n", oneLine(err))
+		fmt.Fprintf(stderr, "patchproof: %s\n", ghactions.Line(oneLine(err)))
 		return 2
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/patchproof/patchproof/internal/version"
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 func TestVersion(t *testing.T) {
@@ -110,6 +112,21 @@ func TestFlagErrorOneLine(t *testing.T) {
 	err := patchproof(context.Background(), &stdout, &stderr, []string{"frobnicate"})
 	if code := exitCode(&stderr, err); code != 2 || stderr.String() != "patchproof: unknown command \"frobnicate\" (see patchproof --help)\n" {
 		t.Errorf("unknown command: exit %d, stderr %q", code, stderr.String())
+	}
+}
+
+// TestExitCodeQuotesNoCommand: an error whose text quotes the tree under
+// test (a check's reason, a build's failure) is one line after
+// "patchproof: ", which starts no workflow command and holds no ANSI
+// escape, however the text breaks its lines.
+func TestExitCodeQuotesNoCommand(t *testing.T) {
+	hostile := "a build failed: x\r::warning::y\n::add-mask::z \x1b[31m"
+	for _, err := range []error{results.CheckFailed("%s", hostile), errors.New(hostile), usageErrorf("%s", hostile)} {
+		var stderr bytes.Buffer
+		exitCode(&stderr, err)
+		if got := stderr.String(); strings.Count(got, "\n") != 1 || strings.ContainsAny(got, "\r\x1b") || !strings.HasPrefix(got, "patchproof: ") {
+			t.Errorf("%T: stderr %q", err, got)
+		}
 	}
 }
 

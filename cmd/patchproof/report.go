@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/patchproof/patchproof/internal/ghactions"
 	"github.com/patchproof/patchproof/pipeline"
 	"github.com/patchproof/patchproof/pipeline/github"
 	"github.com/patchproof/patchproof/pipeline/report"
@@ -127,7 +128,7 @@ func reportCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 			fmt.Fprintf(stderr, "status %s on %s\n", s.State, pub.StatusSHA)
 		}
 		for _, n := range pub.Notes {
-			fmt.Fprintf(stderr, "note: %s\n", n)
+			fmt.Fprintf(stderr, "note: %s\n", ghactions.Line(n))
 		}
 	}
 	if err != nil {

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"html"
 	"regexp"
 	"strings"
 	"testing"
@@ -12,9 +13,11 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	east "github.com/yuin/goldmark/extension/ast"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
 	gmtext "github.com/yuin/goldmark/text"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/visible"
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/results"
 	"github.com/patchproof/patchproof/pipeline/results/resultstest"
@@ -38,10 +41,17 @@ var prPayloads = []string{
 // payload: the head's subject and branch, a changed function's name and
 // object, a compiler message, a stage warning, a regressed test's name, a
 // skip reason, a failure's info.
-func hostile() *results.Result {
+func hostile() *results.Result { return hostileWith(prPayloads) }
+
+// hostileWith is hostile with payloads for the PR's texts, each of them
+// somewhere, and the checks that hostile() leaves out besides: php -v's
+// version, the head's API number, the concurrency check's counter names,
+// race summary and stack frames, a failed test's diff, and the benchmark's
+// warnings.
+func hostileWith(payloads []string) *results.Result {
 	res := resultstest.Failing()
 	t := res.Targets[0]
-	p := func(i int) string { return prPayloads[i%len(prPayloads)] }
+	p := func(i int) string { return payloads[i%len(payloads)] }
 	t.Head.Subject = p(0)
 	t.Head.Ref = p(1)
 	t.CodeDiff.NTS = resultstest.NTSReport(codediff.FuncDiff{
@@ -57,10 +67,10 @@ func hostile() *results.Result {
 	}
 	res.Stages[2].Warnings = []string{p(0)}
 	var base, head []suites.TestResult
-	for i := range prPayloads {
+	for i := range payloads {
 		name := fmt.Sprintf("ext/mysqli/tests/%s-%d.phpt", p(i), i)
 		base = append(base, suites.TestResult{Name: name, Outcome: suites.Pass})
-		head = append(head, suites.TestResult{Name: name, Outcome: suites.Fail, Reason: p(i + 1)})
+		head = append(head, suites.TestResult{Name: name, Outcome: suites.Fail, Reason: p(i + 1), Diff: "001+ " + p(i+3) + "\n001- ok\n"})
 		skip := fmt.Sprintf("ext/mysqli/tests/skip-%d.phpt", i)
 		base = append(base, suites.TestResult{Name: skip, Outcome: suites.Fail, Reason: p(i + 2)})
 		head = append(head, suites.TestResult{Name: skip, Outcome: suites.Fail, Reason: p(i + 2)})
@@ -81,6 +91,25 @@ func hostile() *results.Result {
 	t.ABI = &abi.Result{Branch: t.Name, Policy: "information", Variants: []*abi.Variant{{Name: "zts", Headers: 1, Types: 2,
 		Changes: []abi.Change{{Kind: abi.MemberRetyped, Subject: "struct " + p(0), Member: p(1), Base: p(2), Head: p(3),
 			File: "ext/mysqlnd/" + p(4) + ".h", Line: 3, Break: true}}}}}
+	for i, b := range t.Builds {
+		if b.OK {
+			b.PHPVersion = "PHP 8.5.0-dev " + p(i)
+		}
+	}
+	t.ABI.Variants[0].APINumbers = []abi.APINumber{{Name: "PHP_API_VERSION", File: "main/php.h", Line: 1, Base: "20240924", Head: p(1)}}
+	rr := resultstest.RaceResult(true)
+	for i := range rr.Counters[1].Check.Off {
+		rr.Counters[1].Check.Off[i].Name = p(i + 2)
+	}
+	rr.Counters[1].Check.WorkError = p(3)
+	rep := &rr.TSan.Diff.New[0]
+	rep.Summary, rep.Location = "data race "+p(4), p(0)
+	rep.Accesses[0].What = p(1)
+	rep.Accesses[0].Stack[0].Func = p(2)
+	t.Race = rr
+	t.Bench = resultstest.DemoBench("bench/master")
+	t.Bench.Warnings = append(t.Bench.Warnings, p(3))
+	t.Bench.Arms[0].Samples[0].Warnings = append(t.Bench.Arms[0].Samples[0].Warnings, "locks: table "+p(4)+" vanished in the window")
 	// A backport that conflicts three ways: both sides are the trees'
 	// text, the change's the PR's.
 	res.Targets = append(res.Targets, &results.TargetResult{Name: "PHP-8.4", Repo: t.Repo,
@@ -168,6 +197,70 @@ func TestCommentDefangsWhatThePRControls(t *testing.T) {
 		})
 		if m := live.FindString(plain.String()); m != "" {
 			t.Errorf("%s: %q is live text, a mention or reference on GitHub", name, m)
+		}
+	}
+}
+
+// probes are what got through the escapers before they knew of them
+// (internal/markdown's Probes): character references that GitHub reads
+// as @, # and a link's colon, a lone CR (a line break to CommonMark that
+// goldmark does not take for one), and bidirectional, zero-width and
+// control characters (an RLO, isolates, ANSI's ESC, a C1 CSI).
+var probes = []string{
+	"&commat;php/security-team",
+	"&#64;probe-dec &#x40;probe-hex",
+	"&num;31337",
+	"https&colon;//evil.example/probe",
+	"lone\rCR",
+	"\u202Eexe.txt",
+	"\x1b[31mred",
+	"ad\u200bmin \u2066x\u2069 \u009b31m",
+}
+
+// The whole comment and summary of a run whose every PR-controlled text is
+// a probe: no raw CR, control, bidirectional or zero-width character is
+// in the Markdown (but the word joiners the escapes put after @ and #),
+// and rendered as HTML, its raw HTML kept and every character reference
+// read as a browser reads it, no reference of the probes' has made an @,
+// a # or a link. The probes reach both (the check is not vacuous), their
+// hidden characters shown as code points.
+func TestCommentShowsNoHiddenText(t *testing.T) {
+	res := hostileWith(probes)
+	var summary bytes.Buffer
+	if err := RenderSummary(&summary, []*results.Result{res}); err != nil {
+		t.Fatal(err)
+	}
+	comment, err := commentBody([]*results.Result{res}, renderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(gmhtml.WithUnsafe()))
+	for name, doc := range map[string]string{"summary.md": summary.String(), "comment": comment} {
+		for i, r := range doc {
+			if r == '\r' || visible.Hidden(r) && r != '\u2060' {
+				t.Errorf("%s: a raw %U at %d: %q", name, r, i, doc[max(0, i-60):min(len(doc), i+60)])
+			}
+		}
+		var out bytes.Buffer
+		if err := md.Convert([]byte(doc), &out); err != nil {
+			t.Fatal(err)
+		}
+		seen := html.UnescapeString(out.String())
+		for _, live := range []string{"@php/security-team", "@probe-dec", "@probe-hex", "#31337", "https://evil.example/probe"} {
+			if i := strings.Index(seen, live); i >= 0 {
+				t.Errorf("%s: %q is read from a reference: %q", name, live, seen[max(0, i-80):min(len(seen), i+80)])
+			}
+		}
+		for _, reached := range []string{"security-team", "probe-dec", "31337", "evil.example/probe", "<U+202E>exe.txt", "<U+001B>[31mred", "<U+200B>", "<U+009B>"} {
+			if !strings.Contains(seen, reached) {
+				t.Errorf("%s: %q does not reach it; the test proves less than it says", name, reached)
+			}
+		}
+	}
+	// What each check of the run quotes reaches the summary.
+	for _, part := range []string{"PHP 8.5.0-dev", "PHP_API_VERSION", "data race", "locks: table"} {
+		if !strings.Contains(summary.String(), part) {
+			t.Errorf("summary.md lacks %q: hostileWith does not reach that check", part)
 		}
 	}
 }

@@ -99,7 +99,8 @@ func (r *Result) WriteSection(w io.Writer) error {
 	for _, v := range r.Variants {
 		nums := make([]string, 0, len(v.APINumbers))
 		for _, n := range v.APINumbers {
-			nums = append(nums, n.Name+" "+n.Head)
+			// The number is the head's header's: any word of its #define.
+			nums = append(nums, n.Name+" "+markdown.Text(n.Head))
 		}
 		about := []string{fmt.Sprintf("%d types of %d installed headers, %d exported symbols", v.Types, v.Headers, v.Symbols)}
 		if len(nums) > 0 {

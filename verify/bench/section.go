@@ -118,11 +118,17 @@ func (r *Result) writeBody(bw io.Writer, compact bool) {
 	}
 	if len(notes.own) > 0 || len(notes.all) > 0 || len(r.Warnings) > 0 {
 		p("\n")
+		// The measures' notes are the statistics' own words, of numbers;
+		// the run's warnings may quote the head's servers (an error of a
+		// profile, of a lock table).
 		for i, n := range notes.own {
 			p("%d. %s\n", i+1, n)
 		}
-		for _, w := range append(slices.Clone(r.Warnings), notes.all...) {
-			p("- ⚠ %s\n", w)
+		for _, w := range r.Warnings {
+			p("- ⚠ %s\n", markdown.Text(w))
+		}
+		for _, n := range notes.all {
+			p("- ⚠ %s\n", n)
 		}
 	}
 	r.markdownCrashes(bw)
@@ -350,7 +356,7 @@ func (r *Result) markdownDetails(w io.Writer) {
 				lat = append(lat, fmt.Sprintf("| %s | %d | %.0f | %.3g | %.3g | %.3g | %.1f%%%s | %.0f%% |", a.Name, smp.Pass, c.RequestsPerSec, c.LatencyAvgMs, c.LatencyP50Ms, c.LatencyP99Ms, 100*c.StealShare, flag, 100*c.PressureShare))
 			}
 			for _, w := range smp.Warnings {
-				sw = append(sw, fmt.Sprintf("- %s pass %d: %s", a.Name, smp.Pass, w))
+				sw = append(sw, fmt.Sprintf("- %s pass %d: %s", a.Name, smp.Pass, markdown.Text(w)))
 			}
 		}
 	}
