@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"encoding/xml"
 	"fmt"
-	"github.com/patchproof/patchproof/internal/safefs"
 	"io"
 	"path"
 	"path/filepath"
@@ -12,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 
 	"github.com/patchproof/patchproof/verify/suites"
 )
@@ -46,6 +47,7 @@ var statusOutcomes = map[string]suites.Outcome{
 func parseStatus(r io.Reader, root string) (entries []statusEntry, warnings []string, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	seen := map[string]bool{}
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		if strings.TrimSpace(line) == "" {
@@ -71,9 +73,41 @@ func parseStatus(r io.Reader, root string) (entries []statusEntry, warnings []st
 			warnings = append(warnings, fmt.Sprintf("%s: unknown run-tests result %q, counted as bork", e.Name, word))
 		}
 		e.Outcome = o
+		key := e.Via + "\x00" + e.Name
+		if seen[key] {
+			warnings = append(warnings, fmt.Sprintf("%s: listed again on status line %d, kept once", e.Name, n))
+			continue
+		}
+		seen[key] = true
+		if len(entries) == maxTests {
+			return nil, warnings, fmt.Errorf("parse status line %d: more than %d tests", n, maxTests)
+		}
 		entries = append(entries, e)
 	}
 	return entries, warnings, sc.Err()
+}
+
+// Bounds on what a suite's output may put into results.json: the output is
+// the tree's code's, and a status file of many lines naming one huge .phpt
+// would otherwise repeat its title in every one. The suites have some 700
+// tests; titles and reasons are a line; the diffs of a whole suite, each
+// already an excerpt, are a few hundred KB at worst.
+const (
+	maxTests       = 20000
+	maxTitle       = 300
+	maxReason      = 1000
+	maxSuiteDetail = 4 << 20
+)
+
+// clip cuts s to at most n bytes, on a rune boundary, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // relTo makes p relative to root when it lies under it, with slashes.
@@ -142,7 +176,7 @@ func parseJUnit(r io.Reader) (map[string]junitDetail, error) {
 			if m := junitKey.FindStringSubmatch(c.Name); m != nil {
 				key, title = m[1], strings.Join(strings.Fields(m[2]), " ")
 			}
-			d := junitDetail{Title: title}
+			d := junitDetail{Title: clip(title, maxTitle)}
 			d.Seconds, _ = strconv.ParseFloat(c.Time, 64)
 			switch {
 			case c.Skipped != nil:
@@ -154,6 +188,7 @@ func parseJUnit(r io.Reader) (map[string]junitDetail, error) {
 			case c.Warning != nil:
 				d.Reason = strings.TrimSpace(c.Warning.Text)
 			}
+			d.Reason = clip(d.Reason, maxReason)
 			out[key] = d
 		}
 	}
@@ -214,6 +249,7 @@ func excerpt(s string) string {
 // on disk into per-test results.
 func results(root string, entries []statusEntry, junit map[string]junitDetail) []suites.TestResult {
 	out := make([]suites.TestResult, 0, len(entries))
+	detail := 0 // bytes of titles, reasons and diffs so far
 	for _, e := range entries {
 		t := suites.TestResult{Name: e.Name, Via: e.Via, Outcome: e.Outcome}
 		for _, k := range junitNames(e) {
@@ -237,6 +273,12 @@ func results(root string, entries []statusEntry, junit map[string]junitDetail) [
 			// Not in the JUnit file (it loses early skips): ask the test.
 			t.Title = phptTitle(root, filepath.FromSlash(e.Name))
 		}
+		if detail += len(t.Title) + len(t.Reason) + len(t.Diff); detail > maxSuiteDetail {
+			t.Title, t.Reason = clip(t.Title, 40), clip(t.Reason, 40)
+			if t.Diff != "" {
+				t.Diff = fmt.Sprintf("(left out: the suite's titles, reasons and diffs passed %d MiB)", maxSuiteDetail>>20)
+			}
+		}
 		out = append(out, t)
 	}
 	return out
@@ -252,17 +294,20 @@ func phptTitle(root, rel string) string {
 	defer f.Close()
 	sc := bufio.NewScanner(io.LimitReader(f, maxOutputFile))
 	var title []string
-	in := false
+	in, n := false, 0
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
 		switch {
 		case line == "--TEST--":
 			in = true
 		case in && strings.HasPrefix(line, "--") && strings.HasSuffix(line, "--"):
-			return strings.Join(title, " ")
+			return clip(strings.Join(title, " "), maxTitle)
 		case in:
 			title = append(title, strings.TrimSpace(line))
+			if n += len(line); n > maxTitle {
+				return clip(strings.Join(title, " "), maxTitle)
+			}
 		}
 	}
-	return strings.Join(title, " ")
+	return clip(strings.Join(title, " "), maxTitle)
 }

@@ -2,6 +2,7 @@ package phptests
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,5 +123,57 @@ func TestExcerpt(t *testing.T) {
 				t.Errorf("excerpt (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestOutputBoundedInResults: a status file of many lines naming one 2 MB
+// .phpt (a link the tree made to it, fifty times over) and a JUnit file of
+// huge titles and reasons give results of a bounded size.
+func TestOutputBoundedInResults(t *testing.T) {
+	root := t.TempDir()
+	huge := "--TEST--\n" + strings.Repeat("a title that never ends\n", 90000) + "\n--FILE--\n<?php\n"
+	if err := os.MkdirAll(filepath.Join(root, "ext/mysqli/tests"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "ext/mysqli/tests/huge.phpt"), []byte(huge), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var status strings.Builder
+	for i := range 50 {
+		name := fmt.Sprintf("ext/mysqli/tests/l%d.phpt", i)
+		if err := os.Symlink("huge.phpt", filepath.Join(root, name)); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&status, "SKIPPED\t%s/%s\nSKIPPED\t%s/%s\n", root, name, root, name)
+	}
+	entries, warnings, err := parseStatus(strings.NewReader(status.String()), root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 50 || len(warnings) != 50 {
+		t.Errorf("parseStatus = %d entries, %d warnings; want 50 and 50 (each listed twice)", len(entries), len(warnings))
+	}
+	junit, err := parseJUnit(strings.NewReader(`<testsuites><testsuite><testcase name="ext/mysqli/tests/l0.phpt (` +
+		strings.Repeat("t", 1<<20) + `)"><skipped>` + strings.Repeat("r", 1<<20) + `</skipped></testcase></testsuite></testsuites>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := results(root, entries, junit)
+	data, err := json.Marshal(tests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(data) > 64<<10 {
+		t.Errorf("50 tests take %d bytes of results, want at most 64 KiB", len(data))
+	}
+	if !strings.HasPrefix(tests[1].Title, "a title that never ends") {
+		t.Errorf("title = %.40q, want the test's own, cut", tests[1].Title)
+	}
+	var many strings.Builder
+	for i := range maxTests + 1 {
+		fmt.Fprintf(&many, "PASSED\t/t/%d.phpt\n", i)
+	}
+	if _, _, err := parseStatus(strings.NewReader(many.String()), "/t"); err == nil {
+		t.Errorf("a status file of %d tests parsed, want an error", maxTests+1)
 	}
 }
