@@ -376,11 +376,12 @@ func (s *Server) ChildSignals() (signals []string, ok bool) {
 	if _, err := f.Seek(s.logStart, io.SeekStart); err != nil {
 		return nil, false
 	}
-	// Line by line: PHP's own messages can make the log large.
-	sc := bufio.NewScanner(f)
+	// Line by line: PHP's own messages can make the log large. The tree's
+	// code writes it: what is read, and what is kept, have bounds.
+	sc := bufio.NewScanner(io.LimitReader(f, maxLogScan))
 	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	for sc.Scan() {
-		if m := childSignal.FindSubmatch(sc.Bytes()); m != nil {
+		if m := childSignal.FindSubmatch(sc.Bytes()); m != nil && len(signals) < maxChildSignals {
 			signals = append(signals, string(m[1]))
 		}
 	}
@@ -389,6 +390,13 @@ func (s *Server) ChildSignals() (signals []string, ok bool) {
 	}
 	return signals, true
 }
+
+// Bounds on reading an error log for its children's signals: far more
+// than a benchmark's servers log, which is a few KB.
+const (
+	maxLogScan      = 256 << 20
+	maxChildSignals = 10000
+)
 
 // LogTail returns the last lines of this server's error log and output,
 // naming the log: what a failed load is reported with.
