@@ -5,7 +5,7 @@
 // ([Result.WriteSection]).
 //
 // workloads/bench runs the benchmark and computes each measure's
-// statistics with verify/benchstat: medians with intervals, the cost of
+// statistics with internal/benchstat: medians with intervals, the cost of
 // statistics in each build, head against base in each arm and of their
 // costs, each with its verdict.Change. This package decides which of those
 // fail the run, and says where and by how much:

@@ -18,7 +18,7 @@ import (
 
 	"github.com/patchproof/patchproof/internal/golden"
 	"github.com/patchproof/patchproof/internal/side"
-	"github.com/patchproof/patchproof/verify/benchstat"
+	"github.com/patchproof/patchproof/internal/benchstat"
 	"github.com/patchproof/patchproof/verify/verdict"
 	"github.com/patchproof/patchproof/workloads/select20"
 )

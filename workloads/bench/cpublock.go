@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/patchproof/patchproof/verify/benchstat"
+	"github.com/patchproof/patchproof/internal/benchstat"
 	"github.com/patchproof/patchproof/workloads/cputime"
 	"github.com/patchproof/patchproof/workloads/httpd"
 	"github.com/patchproof/patchproof/workloads/load"

@@ -67,7 +67,7 @@
 // Per measure (lock calls in all, on shared and on per-thread mutexes and
 // on the statistics mutex; instructions; CPU time in all, in user and in
 // system mode; voluntary and involuntary context switches; req/s), with
-// verify/benchstat, the arms paired by pass: each arm's median and
+// internal/benchstat, the arms paired by pass: each arm's median and
 // confidence interval; the cost of statistics in each build, on against
 // off; head against base with statistics off, with them on
 // (MeasureStats.HeadVsBaseArms) and of their costs (HeadVsBase); and a

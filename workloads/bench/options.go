@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/patchproof/patchproof/verify/benchstat"
+	"github.com/patchproof/patchproof/internal/benchstat"
 	"github.com/patchproof/patchproof/workloads/httpd"
 	"github.com/patchproof/patchproof/workloads/select20"
 	"github.com/patchproof/patchproof/workloads/workload"

@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/patchproof/patchproof/internal/side"
-	"github.com/patchproof/patchproof/verify/benchstat"
+	"github.com/patchproof/patchproof/internal/benchstat"
 	"github.com/patchproof/patchproof/verify/verdict"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/patchproof/patchproof/verify/benchstat"
+	"github.com/patchproof/patchproof/internal/benchstat"
 	"github.com/patchproof/patchproof/verify/verdict"
 	"github.com/patchproof/patchproof/workloads/httpd/httpdtest"
 )

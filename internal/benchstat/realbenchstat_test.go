@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
-	"github.com/patchproof/patchproof/verify/benchstat"
+	"github.com/patchproof/patchproof/internal/benchstat"
 )
 
 // benchstatTool finds the real benchstat: on PATH, in the repository's
