@@ -116,3 +116,25 @@ func TestStageArtifactsNeverFollowsALink(t *testing.T) {
 		t.Errorf("a link in the artifacts survived staging: %v", err)
 	}
 }
+
+// TestStagedArtifactsHoldWhatTheReportLinks: every file the comment's
+// artifact links say an artifact holds (pipeline/report's exampleOf) is
+// staged.
+func TestStagedArtifactsHoldWhatTheReportLinks(t *testing.T) {
+	for _, rel := range []string{
+		"results.json", "summary.md", "junit.xml", "bench.txt",
+		"bench/PHP-8.2/bench.json", "bench/PHP-8.2/sweep.svg",
+		"bench/PHP-8.2/profile/base-on/flamegraph.svg", "race/PHP-8.2/tsan/head.tsan.log",
+		"bench/PHP-8.2/cpu/round-01/base-off/error.log", "race/PHP-8.2/server/error.log",
+		"logs/build-PHP-8.2-base-nts.log",
+	} {
+		if !stagedArtifact(rel) {
+			t.Errorf("%s is not staged", rel)
+		}
+	}
+	for _, rel := range []string{"bench/PHP-8.2/profile/base-on/perf.data", "race/PHP-8.2/server/httpd.conf", "mysql/data/ibdata1"} {
+		if stagedArtifact(rel) {
+			t.Errorf("%s is staged, and nothing names it", rel)
+		}
+	}
+}

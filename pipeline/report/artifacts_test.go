@@ -70,7 +70,7 @@ func TestCommentNamesOnlyUploadedFiles(t *testing.T) {
 			t.Errorf("the comment names %q, which this test does not place in the run directory: add it to runDirPaths", name)
 			continue
 		}
-		if !uploaded(uploads, path) {
+		if !uploaded(uploads, "artifacts/"+path) {
 			t.Errorf("the comment names %q (%s), which no upload of validate.yml covers (%q)", name, path, uploads)
 		}
 	}
@@ -228,7 +228,9 @@ func TestArtifactLinksMatchUploads(t *testing.T) {
 					t.Errorf("the %s link names %q, which exampleOf does not place in the run directory", kind, f[1])
 					continue
 				}
-				if !uploaded(paths, ex) {
+				// The workflow uploads only what the run staged in
+				// artifacts/, under the same paths.
+				if !uploaded(paths, "artifacts/"+ex) {
 					t.Errorf("the %s link says it holds %s (%s), which its upload's paths %q do not cover", kind, f[1], ex, paths)
 				}
 			}
