@@ -24,6 +24,7 @@ import (
 	"github.com/patchproof/patchproof/verify/abi"
 	"github.com/patchproof/patchproof/verify/codediff"
 	"github.com/patchproof/patchproof/verify/suites"
+	"github.com/patchproof/patchproof/workloads/phptests"
 )
 
 // prPayloads are what a PR's author controls and tried to deface the
@@ -80,8 +81,8 @@ func hostileWith(payloads []string) *results.Result {
 		head = append(head, suites.TestResult{Name: skipped, Outcome: suites.Skip, Reason: p(i)})
 	}
 	br, hr := &suites.RunResult{Build: "master-base-nts"}, &suites.RunResult{Build: "master-head-nts"}
-	br.Add(suites.NewSuiteRun("ext/mysqli/tests", base, time.Second))
-	hr.Add(suites.NewSuiteRun("ext/mysqli/tests", head, time.Second))
+	br.Add(phptests.NewSuiteRun("ext/mysqli/tests", base, time.Second))
+	hr.Add(phptests.NewSuiteRun("ext/mysqli/tests", head, time.Second))
 	// A run's warnings quote what the head's run-tests.php printed (an
 	// unknown result word, a test's name).
 	hr.Warnings = []string{p(0), p(3)}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/patchproof/patchproof/verify/verdict"
+	"github.com/patchproof/patchproof/workloads/phptests"
 )
 
 // Result is the test-suite check of one target: its part of results.json
@@ -55,7 +56,7 @@ func Judge(targets []Target) error {
 		}
 		errs = append(errs, r.Errors...)
 		for _, run := range r.Runs {
-			if err := Guard(run, GuardOptions{}); err != nil {
+			if err := phptests.Guard(run, phptests.GuardOptions{}); err != nil {
 				infra = append(infra, err.Error())
 			}
 		}

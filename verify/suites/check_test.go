@@ -5,12 +5,13 @@ import (
 	"testing"
 
 	"github.com/patchproof/patchproof/verify/verdict/verdicttest"
+	"github.com/patchproof/patchproof/workloads/phptests"
 )
 
 func TestJudge(t *testing.T) {
 	run := func(build string, tests ...TestResult) *RunResult {
 		r := &RunResult{Build: build}
-		r.Add(NewSuiteRun("ext/mysqli/tests", tests, 0))
+		r.Add(phptests.NewSuiteRun("ext/mysqli/tests", tests, 0))
 		return r
 	}
 	ok := TestResult{Name: "ext/mysqli/tests/a.phpt", Outcome: Pass}

@@ -114,13 +114,13 @@ func Compare(base, head *RunResult) Comparison {
 // matters.
 func classify(b, h Outcome) Kind {
 	switch {
-	case b == h && b.bad():
+	case b == h && b.Bad():
 		return UnchangedFailure
 	case b == h:
 		return ""
-	case h.bad():
+	case h.Bad():
 		return Regression
-	case b.bad() && h.good():
+	case b.Bad() && h.Good():
 		return Fix
 	case b == Pass && h == Skip:
 		return Regression

@@ -5,12 +5,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/patchproof/patchproof/workloads/phptests"
 )
 
 // run builds a one-suite RunResult from "name=outcome" pairs.
 func run(build string, tests ...TestResult) *RunResult {
 	r := &RunResult{Build: build}
-	r.Add(NewSuiteRun("ext/mysqli/tests", tests, 0))
+	r.Add(phptests.NewSuiteRun("ext/mysqli/tests", tests, 0))
 	return r
 }
 
@@ -123,8 +125,8 @@ func TestCompare(t *testing.T) {
 
 func TestCountsAcrossSuites(t *testing.T) {
 	r := &RunResult{Build: "b"}
-	r.Add(NewSuiteRun("ext/mysqli/tests", []TestResult{tr("b.phpt", Pass), tr("a.phpt", Fail), tr("c.phpt", XFail)}, 2e9))
-	r.Add(NewSuiteRun("ext/pdo_mysql/tests", []TestResult{tr("d.phpt", Skip), tr("e.phpt", Leak), tr("f.phpt", Bork)}, 1e9))
+	r.Add(phptests.NewSuiteRun("ext/mysqli/tests", []TestResult{tr("b.phpt", Pass), tr("a.phpt", Fail), tr("c.phpt", XFail)}, 2e9))
+	r.Add(phptests.NewSuiteRun("ext/pdo_mysql/tests", []TestResult{tr("d.phpt", Skip), tr("e.phpt", Leak), tr("f.phpt", Bork)}, 1e9))
 	want := Counts{Total: 6, Pass: 1, Fail: 1, Skip: 1, XFail: 1, Bork: 1, Leak: 1}
 	if diff := cmp.Diff(want, r.Counts); diff != "" {
 		t.Errorf("Counts (-want +got):\n%s", diff)

@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/patchproof/patchproof/internal/golden"
+	"github.com/patchproof/patchproof/workloads/phptests"
 )
 
 // realPair is the healthy real run as base and, as head, the same run with
@@ -77,7 +79,7 @@ func TestJSONNames(t *testing.T) {
 	c.Regressions[0].BaseRuns = []Outcome{Pass, Pass}
 	c.Regressions[0].HeadRuns = []Outcome{Fail, Fail}
 	small := &RunResult{Build: "head-nts", Warnings: []string{"a warning"}}
-	small.Add(NewSuiteRun("ext/pdo_mysql/tests", []TestResult{{
+	small.Add(phptests.NewSuiteRun("ext/pdo_mysql/tests", []TestResult{{
 		Name: "ext/pdo/tests/pdo_022.phpt", Title: "MySQL PDO Common: PDOStatement::getColumnMeta",
 		Via: "ext/pdo_mysql/tests/common.phpt", Outcome: XFail, DurationSeconds: 0.0765,
 	}}, 1500e6))
@@ -112,4 +114,17 @@ func TestAnswerCountsBothFailingTestsOnce(t *testing.T) {
 	if got := r.Answer(); !strings.Contains(got, "; 4 fail on both builds (not caused by the change)") {
 		t.Errorf("Answer() = %q, want 4 tests failing on both builds", got)
 	}
+}
+
+func loadRun(t *testing.T, name string) *RunResult {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r RunResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	return &r
 }

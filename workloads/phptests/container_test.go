@@ -16,7 +16,6 @@ import (
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/internal/docker/dockertest"
-	"github.com/patchproof/patchproof/verify/suites"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 )
 
@@ -199,17 +198,17 @@ func TestRealSuitesInContainer(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d tests in a container in %v", len(tests)+1, time.Since(start).Round(time.Millisecond))
-	want := map[string]suites.Outcome{}
+	want := map[string]Outcome{}
 	for _, name := range tests {
-		want[name] = suites.Pass
+		want[name] = Pass
 	}
-	want["ext/pdo/tests/pdo_022.phpt"] = suites.XFail
+	want["ext/pdo/tests/pdo_022.phpt"] = XFail
 	got := outcomes(inContainer)
 	delete(got, accountSensitive)
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("outcomes in a container (-want +got):\n%s", d)
 	}
-	if err := suites.Guard(inContainer, suites.GuardOptions{}); err != nil {
+	if err := Guard(inContainer, GuardOptions{}); err != nil {
 		t.Errorf("Guard: %v", err)
 	}
 

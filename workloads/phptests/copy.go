@@ -2,7 +2,6 @@ package phptests
 
 import (
 	"fmt"
-	"github.com/patchproof/patchproof/internal/safefs"
 	"io/fs"
 	"os"
 	"path"
@@ -10,6 +9,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 )
 
 // testRef finds the other test directories a test or include file uses:

@@ -1,4 +1,4 @@
-package suites
+package phptests
 
 import (
 	"encoding/json"

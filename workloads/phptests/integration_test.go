@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/patchproof/patchproof/internal/proc"
-	"github.com/patchproof/patchproof/verify/suites"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 )
 
@@ -60,8 +59,8 @@ var handful = []string{
 	"ext/pdo_mysql/tests/pdo_mysql_connect_charset.phpt",
 }
 
-func outcomes(r *suites.RunResult) map[string]suites.Outcome {
-	out := map[string]suites.Outcome{}
+func outcomes(r *RunResult) map[string]Outcome {
+	out := map[string]Outcome{}
 	for name, t := range r.ByName() {
 		out[name] = t.Outcome
 	}
@@ -101,11 +100,11 @@ func TestIntegration(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Run: %v\n%s", err, log.String())
 	}
-	want := map[string]suites.Outcome{}
+	want := map[string]Outcome{}
 	for _, name := range handful {
-		want[name] = suites.Pass
+		want[name] = Pass
 	}
-	want["ext/pdo/tests/pdo_022.phpt"] = suites.XFail
+	want["ext/pdo/tests/pdo_022.phpt"] = XFail
 	if diff := cmp.Diff(want, outcomes(r)); diff != "" {
 		t.Errorf("outcomes (-want +got):\n%s\nlog:\n%s", diff, log.String())
 	}
@@ -117,7 +116,7 @@ func TestIntegration(t *testing.T) {
 	if got := r.ByName()["ext/pdo/tests/pdo_001.phpt"].Via; got != "ext/pdo_mysql/tests/common.phpt" {
 		t.Errorf("pdo_001 Via = %q, want ext/pdo_mysql/tests/common.phpt", got)
 	}
-	if err := suites.Guard(r, suites.GuardOptions{}); err != nil {
+	if err := Guard(r, GuardOptions{}); err != nil {
 		t.Errorf("Guard on a good run: %v", err)
 	}
 	if diff := cmp.Diff(before, listDir(t, srcDirs...)); diff != "" {
@@ -135,7 +134,7 @@ func TestIntegration(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := r.ByName()
-		if len(got) != 2 || got["ext/mysqli/tests/mysqli_connect.phpt"].Outcome != suites.Pass || got["ext/pdo/tests/pdo_022.phpt"].Outcome != suites.XFail {
+		if len(got) != 2 || got["ext/mysqli/tests/mysqli_connect.phpt"].Outcome != Pass || got["ext/pdo/tests/pdo_022.phpt"].Outcome != XFail {
 			t.Errorf("re-run results: %+v", got)
 		}
 		if _, err := os.Stat(filepath.Join(work, "rerun-1", "tree")); err != nil {
@@ -155,9 +154,9 @@ func TestIntegration(t *testing.T) {
 		if r.Counts.Skip != r.Counts.Total {
 			t.Errorf("counts %+v: want every test skipped", r.Counts)
 		}
-		var ie *suites.InfraError
-		if err := suites.Guard(r, suites.GuardOptions{}); !errors.As(err, &ie) {
-			t.Errorf("Guard = %v, want *suites.InfraError", err)
+		var ie *InfraError
+		if err := Guard(r, GuardOptions{}); !errors.As(err, &ie) {
+			t.Errorf("Guard = %v, want *InfraError", err)
 		} else {
 			t.Logf("guard: %v", ie)
 		}

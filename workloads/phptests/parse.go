@@ -13,8 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/patchproof/patchproof/internal/safefs"
-
-	"github.com/patchproof/patchproof/verify/suites"
 )
 
 // statusEntry is one line of run-tests.php's -W file:
@@ -26,19 +24,19 @@ import (
 type statusEntry struct {
 	Name    string // from the tree root: ext/pdo/tests/pdo_022.phpt
 	Via     string // from the tree root: ext/pdo_mysql/tests/common.phpt, or ""
-	Outcome suites.Outcome
+	Outcome Outcome
 	Raw     string // run-tests' word, e.g. "XFAILED"
 }
 
-var statusOutcomes = map[string]suites.Outcome{
-	"PASSED":  suites.Pass,
-	"FAILED":  suites.Fail,
-	"SKIPPED": suites.Skip,
-	"XFAILED": suites.XFail,
-	"BORKED":  suites.Bork,
-	"LEAKED":  suites.Leak,
-	"XLEAKED": suites.XLeak,
-	"WARNED":  suites.Warn,
+var statusOutcomes = map[string]Outcome{
+	"PASSED":  Pass,
+	"FAILED":  Fail,
+	"SKIPPED": Skip,
+	"XFAILED": XFail,
+	"BORKED":  Bork,
+	"LEAKED":  Leak,
+	"XLEAKED": XLeak,
+	"WARNED":  Warn,
 }
 
 // parseStatus reads a -W file. Paths are made relative to root, the tree
@@ -69,7 +67,7 @@ func parseStatus(r io.Reader, root string) (entries []statusEntry, warnings []st
 		}
 		o, known := statusOutcomes[word]
 		if !known {
-			o = suites.Bork
+			o = Bork
 			warnings = append(warnings, fmt.Sprintf("%s: unknown run-tests result %q, counted as bork", e.Name, word))
 		}
 		e.Outcome = o
@@ -247,21 +245,21 @@ func excerpt(s string) string {
 
 // results joins the status entries with the JUnit details and the diffs
 // on disk into per-test results.
-func results(root string, entries []statusEntry, junit map[string]junitDetail) []suites.TestResult {
-	out := make([]suites.TestResult, 0, len(entries))
+func results(root string, entries []statusEntry, junit map[string]junitDetail) []TestResult {
+	out := make([]TestResult, 0, len(entries))
 	detail := 0 // bytes of titles, reasons and diffs so far
 	for _, e := range entries {
-		t := suites.TestResult{Name: e.Name, Via: e.Via, Outcome: e.Outcome}
+		t := TestResult{Name: e.Name, Via: e.Via, Outcome: e.Outcome}
 		for _, k := range junitNames(e) {
 			if d, ok := junit[k]; ok {
 				t.Title, t.DurationSeconds, t.Reason = d.Title, d.Seconds, d.Reason
-				if e.Outcome != suites.Pass && e.Outcome != suites.Skip {
+				if e.Outcome != Pass && e.Outcome != Skip {
 					t.Diff = d.Details
 				}
 				break
 			}
 		}
-		if e.Outcome != suites.Pass && e.Outcome != suites.Skip {
+		if e.Outcome != Pass && e.Outcome != Skip {
 			if b, err := safefs.ReadFile(root, diffFile(e), maxOutputFile); err == nil {
 				t.Diff = string(b)
 			}

@@ -11,7 +11,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/patchproof/patchproof/internal/golden"
-	"github.com/patchproof/patchproof/verify/suites"
 )
 
 // goldenRoot is the tree run-tests ran in when testdata/real was recorded
@@ -25,10 +24,10 @@ const goldenRoot = "/tmp/pp-golden/a/tree"
 func TestParseRealRun(t *testing.T) {
 	tests := []struct {
 		suite string
-		want  suites.Counts // from run-tests' summary in testdata/real/run-tests.log
+		want  Counts // from run-tests' summary in testdata/real/run-tests.log
 	}{
-		{"ext_mysqli_tests", suites.Counts{Total: 448, Pass: 405, Fail: 2, Skip: 38, XFail: 3}},
-		{"ext_pdo_mysql_tests", suites.Counts{Total: 236, Pass: 224, Fail: 2, Skip: 9, XFail: 1}},
+		{"ext_mysqli_tests", Counts{Total: 448, Pass: 405, Fail: 2, Skip: 38, XFail: 3}},
+		{"ext_pdo_mysql_tests", Counts{Total: 236, Pass: 224, Fail: 2, Skip: 9, XFail: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.suite, func(t *testing.T) {
@@ -54,7 +53,7 @@ func TestParseRealRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			// No .diff files here: the diffs come from the JUnit file.
-			got := suites.NewSuiteRun(strings.ReplaceAll(tt.suite, "_tests", "/tests"), results(t.TempDir(), entries, junit), 0)
+			got := NewSuiteRun(strings.ReplaceAll(tt.suite, "_tests", "/tests"), results(t.TempDir(), entries, junit), 0)
 			if diff := cmp.Diff(tt.want, got.Counts); diff != "" {
 				t.Errorf("counts (-run-tests' summary +parsed):\n%s", diff)
 			}
@@ -62,7 +61,7 @@ func TestParseRealRun(t *testing.T) {
 				if strings.HasPrefix(r.Name, "/") {
 					t.Errorf("%+v: want a tree-relative name", r)
 				}
-				if (r.Outcome == suites.Fail) != (r.Diff != "") {
+				if (r.Outcome == Fail) != (r.Diff != "") {
 					t.Errorf("%s: outcome %s with diff %q", r.Name, r.Outcome, r.Diff)
 				}
 			}
@@ -88,9 +87,9 @@ func TestParseStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []statusEntry{
-		{Name: "ext/mysqli/tests/a.phpt", Outcome: suites.Pass, Raw: "PASSED"},
-		{Name: "ext/pdo/tests/pdo_022.phpt", Via: "ext/pdo_mysql/tests/common.phpt", Outcome: suites.XFail, Raw: "XFAILED"},
-		{Name: "ext/mysqli/tests/b.phpt", Outcome: suites.Bork, Raw: "EXPLODED"},
+		{Name: "ext/mysqli/tests/a.phpt", Outcome: Pass, Raw: "PASSED"},
+		{Name: "ext/pdo/tests/pdo_022.phpt", Via: "ext/pdo_mysql/tests/common.phpt", Outcome: XFail, Raw: "XFAILED"},
+		{Name: "ext/mysqli/tests/b.phpt", Outcome: Bork, Raw: "EXPLODED"},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("parseStatus (-want +got):\n%s", diff)

@@ -1,7 +1,7 @@
 // Package phptests runs PHP's own test harness, run-tests.php, over the
 // MySQL extensions' test suites of one build against a MySQL-compatible
 // server, and turns its status and JUnit files into per-test results
-// (verify/suites.RunResult).
+// (verify/RunResult).
 //
 // Each Run copies run-tests.php and the suites' directories (with what they
 // include: ext/pdo/tests for pdo_mysql's common.phpt, and back) into a
@@ -30,7 +30,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/patchproof/patchproof/internal/safefs"
 	"io"
 	"os"
 	"path/filepath"
@@ -40,8 +39,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/patchproof/patchproof/internal/safefs"
+
 	"github.com/patchproof/patchproof/internal/proc"
-	"github.com/patchproof/patchproof/verify/suites"
 	"github.com/patchproof/patchproof/workloads/mysqld"
 )
 
@@ -126,7 +126,7 @@ func (o Options) withDefaults() Options {
 // suite could not be run (no php, no tests, run-tests broke, ctx ended);
 // failing tests are results, not errors. With an error, the result holds
 // the suites that did run.
-func Run(ctx context.Context, opt Options) (*suites.RunResult, error) {
+func Run(ctx context.Context, opt Options) (*RunResult, error) {
 	opt = opt.withDefaults()
 	if err := opt.check(); err != nil {
 		return nil, err
@@ -179,7 +179,7 @@ func Run(ctx context.Context, opt Options) (*suites.RunResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run tests: %w", err)
 	}
-	res := &suites.RunResult{Build: opt.Build}
+	res := &RunResult{Build: opt.Build}
 	var errs []error
 	for _, p := range plan {
 		s, warnings, err := runSuite(ctx, opt, tree, p)
@@ -280,7 +280,7 @@ func planTargets(tree string, suiteDirs, tests []string) ([]target, error) {
 }
 
 // runSuite runs run-tests.php once and parses what it wrote.
-func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.SuiteRun, []string, error) {
+func runSuite(ctx context.Context, opt Options, tree string, t target) (SuiteRun, []string, error) {
 	slug := strings.NewReplacer("/", "_", ".", "_").Replace(t.Suite)
 	statusPath := filepath.Join(opt.WorkDir, "results", slug+".status.txt")
 	junitPath := filepath.Join(opt.WorkDir, "results", slug+".junit.xml")
@@ -289,13 +289,13 @@ func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.S
 
 	groups, err := SuiteConflicts(opt.SrcDir, t.Suite)
 	if err != nil {
-		return suites.SuiteRun{}, nil, fmt.Errorf("run %s on %s: %w", t.Suite, opt.Build, err)
+		return SuiteRun{}, nil, fmt.Errorf("run %s on %s: %w", t.Suite, opt.Build, err)
 	}
 	// The wait is no part of the suite's time.
 	waited := time.Now()
 	release, err := opt.Conflicts.Acquire(ctx, groups)
 	if err != nil {
-		return suites.SuiteRun{}, nil, fmt.Errorf("run %s on %s: %w", t.Suite, opt.Build, err)
+		return SuiteRun{}, nil, fmt.Errorf("run %s on %s: %w", t.Suite, opt.Build, err)
 	}
 	defer release()
 	if len(groups) > 0 && opt.Conflicts != nil {
@@ -327,31 +327,31 @@ func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.S
 	release()
 	fmt.Fprintf(opt.Log, "phptests: %s: %s done in %v (%v)\n", opt.Build, t.Suite, elapsed.Round(time.Millisecond), errors.Join(runErr, execErr))
 	if ctx.Err() != nil {
-		return suites.SuiteRun{}, nil, fmt.Errorf("run %s on %s: %w after %v", t.Suite, opt.Build, context.Cause(ctx), elapsed.Round(time.Second))
+		return SuiteRun{}, nil, fmt.Errorf("run %s on %s: %w after %v", t.Suite, opt.Build, context.Cause(ctx), elapsed.Round(time.Second))
 	}
 	if execErr != nil {
-		return suites.SuiteRun{}, nil, fmt.Errorf("run %s on %s: %w; output ends:\n%s", t.Suite, opt.Build, execErr, tail.String())
+		return SuiteRun{}, nil, fmt.Errorf("run %s on %s: %w; output ends:\n%s", t.Suite, opt.Build, execErr, tail.String())
 	}
 
 	// What run-tests wrote is the tree's code's output: read beneath the
 	// work directory, through no link out of it, and bounded.
 	f, err := safefs.Open(opt.WorkDir, filepath.Join("results", slug+".status.txt"))
 	if err != nil {
-		return suites.SuiteRun{}, nil, fmt.Errorf("run %s on %s: run-tests wrote no status file (%v); output ends:\n%s", t.Suite, opt.Build, runErr, tail.String())
+		return SuiteRun{}, nil, fmt.Errorf("run %s on %s: run-tests wrote no status file (%v); output ends:\n%s", t.Suite, opt.Build, runErr, tail.String())
 	}
 	defer f.Close()
 	entries, warnings, err := parseStatus(io.LimitReader(f, maxOutputFile), tree)
 	if err != nil {
-		return suites.SuiteRun{}, warnings, fmt.Errorf("run %s on %s: %w", t.Suite, opt.Build, err)
+		return SuiteRun{}, warnings, fmt.Errorf("run %s on %s: %w", t.Suite, opt.Build, err)
 	}
 	if len(entries) == 0 {
-		return suites.SuiteRun{}, warnings, fmt.Errorf("run %s on %s: run-tests ran no test (%v); output ends:\n%s", t.Suite, opt.Build, runErr, tail.String())
+		return SuiteRun{}, warnings, fmt.Errorf("run %s on %s: run-tests ran no test (%v); output ends:\n%s", t.Suite, opt.Build, runErr, tail.String())
 	}
 	var exit *proc.ExitError
 	if runErr != nil && !(errors.As(runErr, &exit) && exit.Code == 1) {
 		// Exit status 1 is run-tests' "some tests failed"; anything else
 		// is the harness breaking.
-		return suites.SuiteRun{}, warnings, fmt.Errorf("run %s on %s: %w; output ends:\n%s", t.Suite, opt.Build, runErr, tail.String())
+		return SuiteRun{}, warnings, fmt.Errorf("run %s on %s: %w; output ends:\n%s", t.Suite, opt.Build, runErr, tail.String())
 	}
 	junit := map[string]junitDetail{}
 	if jf, err := safefs.Open(opt.WorkDir, filepath.Join("results", slug+".junit.xml")); err != nil {
@@ -367,7 +367,7 @@ func runSuite(ctx context.Context, opt Options, tree string, t target) (suites.S
 	if len(t.Keep) > 0 {
 		tests = keep(tests, t.Keep)
 	}
-	return suites.NewSuiteRun(t.Suite, tests, elapsed), warnings, nil
+	return NewSuiteRun(t.Suite, tests, elapsed), warnings, nil
 }
 
 // suiteEnv is the test configuration: what the suites read, and all an
@@ -427,8 +427,8 @@ func realPath(p string) (string, error) {
 	return filepath.EvalSymlinks(abs)
 }
 
-func keep(tests []suites.TestResult, names []string) []suites.TestResult {
-	var out []suites.TestResult
+func keep(tests []TestResult, names []string) []TestResult {
+	var out []TestResult
 	for _, t := range tests {
 		if slices.Contains(names, t.Name) {
 			out = append(out, t)

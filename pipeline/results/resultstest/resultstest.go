@@ -20,6 +20,7 @@ import (
 	"github.com/patchproof/patchproof/verify/codediff"
 	"github.com/patchproof/patchproof/verify/race"
 	"github.com/patchproof/patchproof/verify/suites"
+	"github.com/patchproof/patchproof/workloads/phptests"
 )
 
 // PHPSrc is the repository the PR fixtures validate.
@@ -119,7 +120,7 @@ func suiteRun(build string, fail ...string) *suites.RunResult {
 			}
 			tests = append(tests, suites.TestResult{Name: name, Outcome: o, Reason: map[bool]string{true: "needs a replica"}[o == suites.Skip], DurationSeconds: 0.25 * float64(i+1)})
 		}
-		r.Add(suites.NewSuiteRun(s.dir, tests, time.Duration(s.tests)*1500*time.Millisecond))
+		r.Add(phptests.NewSuiteRun(s.dir, tests, time.Duration(s.tests)*1500*time.Millisecond))
 	}
 	return r
 }
