@@ -7,8 +7,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
-	"github.com/patchproof/patchproof/verify/verdict"
 )
 
 var approx = cmp.Options{cmpopts.EquateApprox(0, 1e-12), cmpopts.EquateNaNs(), cmpopts.EquateEmpty()}
@@ -272,7 +270,7 @@ func TestHodgesLehmannInterval(t *testing.T) {
 
 // outcome is what a test of a comparison checks.
 type outcome struct {
-	Verdict  verdict.Change
+	Verdict  Change
 	Effect   float64
 	P        float64
 	Warnings []string
@@ -315,50 +313,50 @@ func TestCompare(t *testing.T) {
 			// orderings are this extreme.
 			name: "slower is a regression",
 			old:  seq(100, 109), new: seq(110, 119), better: LowerIsBetter,
-			want: outcome{Verdict: verdict.Regressed, Effect: medianRatio(seq(100, 109), seq(110, 119)) - 1, P: 2 / 184756.0},
+			want: outcome{Verdict: Regressed, Effect: medianRatio(seq(100, 109), seq(110, 119)) - 1, P: 2 / 184756.0},
 		},
 		{
 			name: "more requests per second is an improvement",
 			old:  seq(100, 109), new: seq(110, 119), better: HigherIsBetter,
-			want: outcome{Verdict: verdict.Improved, Effect: medianRatio(seq(100, 109), seq(110, 119)) - 1, P: 2 / 184756.0},
+			want: outcome{Verdict: Improved, Effect: medianRatio(seq(100, 109), seq(110, 119)) - 1, P: 2 / 184756.0},
 		},
 		{
 			name: "significant but below the minimum effect",
 			old:  seq(1000, 1009), new: seq(1010, 1019),
-			want: outcome{Verdict: verdict.NoChange, Effect: medianRatio(seq(1000, 1009), seq(1010, 1019)) - 1, P: 2 / 184756.0},
+			want: outcome{Verdict: NoChange, Effect: medianRatio(seq(1000, 1009), seq(1010, 1019)) - 1, P: 2 / 184756.0},
 		},
 		{
 			name: "the same change counts with no minimum effect",
 			old:  seq(1000, 1009), new: seq(1010, 1019), th: Thresholds{MinEffect: -1},
-			want: outcome{Verdict: verdict.Regressed, Effect: medianRatio(seq(1000, 1009), seq(1010, 1019)) - 1, P: 2 / 184756.0},
+			want: outcome{Verdict: Regressed, Effect: medianRatio(seq(1000, 1009), seq(1010, 1019)) - 1, P: 2 / 184756.0},
 		},
 		{
 			// U = 15 of 36 (each new value beats the old ones below it).
 			name: "interleaved samples are not different",
 			old:  []float64{1, 3, 5, 7, 9, 11}, new: []float64{2, 4, 6, 8, 10, 12},
-			want: outcome{Verdict: verdict.NoChange, Effect: medianRatio([]float64{1, 3, 5, 7, 9, 11}, []float64{2, 4, 6, 8, 10, 12}) - 1,
+			want: outcome{Verdict: NoChange, Effect: medianRatio([]float64{1, 3, 5, 7, 9, 11}, []float64{2, 4, 6, 8, 10, 12}) - 1,
 				P: 0.6991341991341992},
 		},
 		{
 			// Exact measures: every value tied within its arm.
 			name: "lock calls gone",
 			old:  rep(771, 5), new: rep(8, 5),
-			want: outcome{Verdict: verdict.Improved, Effect: 8.0/771 - 1, P: 2.0 / 252, Warnings: fewFive},
+			want: outcome{Verdict: Improved, Effect: 8.0/771 - 1, P: 2.0 / 252, Warnings: fewFive},
 		},
 		{
 			name: "lock calls unchanged",
 			old:  rep(771, 5), new: rep(771, 5),
-			want: outcome{Verdict: verdict.NoChange, Effect: 0, P: 1, Warnings: append(slices.Clip(fewFive), "all samples are equal")},
+			want: outcome{Verdict: NoChange, Effect: 0, P: 1, Warnings: append(slices.Clip(fewFive), "all samples are equal")},
 		},
 		{
 			name: "lock calls appear from zero",
 			old:  rep(0, 5), new: rep(722, 5),
-			want: outcome{Verdict: verdict.Regressed, Effect: math.Inf(1), P: 2.0 / 252, Warnings: fewFive},
+			want: outcome{Verdict: Regressed, Effect: math.Inf(1), P: 2.0 / 252, Warnings: fewFive},
 		},
 		{
 			name: "three passes cannot tell",
 			old:  []float64{1, 2, 3}, new: []float64{11, 12, 13},
-			want: outcome{Verdict: verdict.NoChange, Effect: 6 - 1, P: 0.1, Warnings: []string{
+			want: outcome{Verdict: NoChange, Effect: 6 - 1, P: 0.1, Warnings: []string{
 				"old: need >= 6 samples for a confidence interval at level 0.95; with 3 it is 0.75",
 				"new: need >= 6 samples for a confidence interval at level 0.95; with 3 it is 0.75",
 				"need >= 4 samples each for a confidence interval of the change at level 0.95; with 3+3 it is 0.9",
@@ -422,7 +420,7 @@ func TestPairedCost(t *testing.T) {
 		Test:       UTest{N1: 6, N2: 6, P: 2.0 / 924, Alpha: 0.05},
 		Better:     LowerIsBetter,
 		Thresholds: Thresholds{Confidence: 0.95, Alpha: 0.05, MinEffect: 0.01, ExactFloor: 0.005},
-		Verdict:    verdict.Regressed,
+		Verdict:    Regressed,
 	}
 	if diff := cmp.Diff(want, c, approx, cmpopts.IgnoreFields(Cost{}, "Paired", "Effect")); diff != "" {
 		t.Errorf("PairedCost (-want +got):\n%s", diff)
@@ -436,7 +434,7 @@ func TestPairedCost(t *testing.T) {
 	}
 	hl := WalshMedian(logs, 0)
 	got := outcome{Verdict: c.Verdict, Effect: c.Effect, P: c.Paired.Test.P}
-	if diff := cmp.Diff(outcome{Verdict: verdict.Regressed, Effect: math.Expm1(hl.Center), P: 2.0 / 64}, got, approx); diff != "" {
+	if diff := cmp.Diff(outcome{Verdict: Regressed, Effect: math.Expm1(hl.Center), P: 2.0 / 64}, got, approx); diff != "" {
 		t.Errorf("PairedCost verdict (-want +got):\n%s", diff)
 	}
 	if !c.Paired.Log || c.Paired.Above != 6 || math.Abs(c.Paired.SignP-2.0/64) > 1e-12 || math.Abs(c.Paired.Change.Lo-math.Expm1(hl.Lo)) > 1e-12 {
@@ -454,7 +452,7 @@ func TestPairedCost(t *testing.T) {
 		// Five pairs all up: the signed-rank test's best is 2/32, so five
 		// pairs can detect nothing, and say so.
 		got := outcome{Verdict: c.Verdict, Effect: c.Effect, P: c.Paired.Test.P, Warnings: c.Warnings}
-		want := outcome{Verdict: verdict.NotDecided, Effect: math.Inf(1), P: 2.0 / 32, Warnings: []string{
+		want := outcome{Verdict: NotDecided, Effect: math.Inf(1), P: 2.0 / 32, Warnings: []string{
 			"an off value is not positive: no ratios, cost given as differences",
 			"need >= 6 pairs for a confidence interval of the median difference at level 0.95; with 5 it is 0.938",
 			"need >= 6 pairs that differ to detect a difference at alpha level 0.05; 5 differ",
@@ -499,7 +497,7 @@ func TestCompareCosts(t *testing.T) {
 	// all apart, so p = 2/C(16,8); the median of the ratios of ratios is
 	// 1.01/1.12.
 	got := outcome{Verdict: c.Verdict, Effect: c.Effect, P: c.Test.P, Warnings: c.Warnings}
-	want := outcome{Verdict: verdict.Improved, Effect: 1.01/1.12 - 1, P: 2 / 12870.0}
+	want := outcome{Verdict: Improved, Effect: 1.01/1.12 - 1, P: 2 / 12870.0}
 	if diff := cmp.Diff(want, got, cmpopts.EquateApprox(0, 1e-9)); diff != "" {
 		t.Errorf("CompareCosts (-want +got):\n%s", diff)
 	}

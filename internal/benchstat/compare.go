@@ -3,8 +3,6 @@ package benchstat
 import (
 	"fmt"
 	"math"
-
-	"github.com/patchproof/patchproof/verify/verdict"
 )
 
 // Defaults for the zero Thresholds, in one place.
@@ -71,11 +69,11 @@ const (
 	HigherIsBetter               // requests per second
 )
 
-// change is verdict.NoChange unless p ≤ alpha and the effect reaches
+// change is NoChange unless p ≤ alpha and the effect reaches
 // minEffect; then the sign of the effect and the direction decide.
-func change(p, effect float64, better Better, th Thresholds) verdict.Change {
+func change(p, effect float64, better Better, th Thresholds) Change {
 	if p > th.Alpha || math.IsNaN(effect) || math.Abs(effect) < th.MinEffect || effect == 0 {
-		return verdict.NoChange
+		return NoChange
 	}
 	return direction(effect, better)
 }
@@ -91,8 +89,8 @@ type Comparison struct {
 	Effect     float64
 	Better     Better
 	Thresholds Thresholds // resolved: every field set
-	// Verdict is verdict.Improved, verdict.Regressed or verdict.NoChange.
-	Verdict  verdict.Change
+	// Verdict is Improved, Regressed or NoChange.
+	Verdict  Change
 	Warnings []string
 }
 
@@ -105,9 +103,9 @@ func (c Comparison) String() string {
 	return formatDelta(c.Verdict, c.Effect, c.Test)
 }
 
-func formatDelta(v verdict.Change, effect float64, t UTest) string {
+func formatDelta(v Change, effect float64, t UTest) string {
 	stat := fmt.Sprintf("(p=%.3f n=%d+%d)", t.P, t.N1, t.N2)
-	if v == verdict.NoChange {
+	if v == NoChange {
 		return "~ " + stat
 	}
 	return fmt.Sprintf("%+.2f%% %s %s", 100*effect, stat, v)
@@ -183,9 +181,9 @@ type Cost struct {
 	Effect     float64
 	Better     Better
 	Thresholds Thresholds // resolved
-	// Verdict is verdict.Regressed when switching on makes the measure
+	// Verdict is Regressed when switching on makes the measure
 	// worse.
-	Verdict  verdict.Change
+	Verdict  Change
 	Warnings []string
 }
 

@@ -72,9 +72,9 @@
 // change with the Hodges-Lehmann estimator: the median of all pairwise
 // differences new−old (and, for positive values, of all pairwise ratios
 // new/old) with the distribution-free confidence interval that inverts the
-// U test. Its Verdict is verdict.Improved or verdict.Regressed only if
+// U test. Its Verdict is Improved or Regressed only if
 // p ≤ Alpha and the relative effect is at least MinEffect; otherwise it is
-// verdict.NoChange, printed "~". [Thresholds] holds Alpha, MinEffect, the confidence level
+// NoChange, printed "~". [Thresholds] holds Alpha, MinEffect, the confidence level
 // and ExactFloor; its zero value means 0.05, 1%, 95% and 0.5%.
 //
 // # Paired samples

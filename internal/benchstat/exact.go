@@ -3,8 +3,6 @@ package benchstat
 import (
 	"fmt"
 	"math"
-
-	"github.com/patchproof/patchproof/verify/verdict"
 )
 
 // A Range is the spread of a sample of an exact measure: its smallest,
@@ -105,20 +103,20 @@ type ExactComparison struct {
 	Effect     float64
 	Better     Better
 	Thresholds Thresholds // resolved
-	// Verdict is verdict.Improved or verdict.Regressed when |Diff|
-	// exceeds Tolerance, else verdict.NoChange.
-	Verdict  verdict.Change
+	// Verdict is Improved or Regressed when |Diff|
+	// exceeds Tolerance, else NoChange.
+	Verdict  Change
 	Warnings []string
 }
 
 // Changed reports whether the comparison found a change.
-func (c ExactComparison) Changed() bool { return c.Verdict != verdict.NoChange }
+func (c ExactComparison) Changed() bool { return c.Verdict != NoChange }
 
 // String formats the comparison: "+13.93% (exact, n=5+5) regressed", or
 // "~ (exact, n=5+5)".
 func (c ExactComparison) String() string {
 	stat := fmt.Sprintf("(exact, n=%d+%d)", c.Old.N, c.New.N)
-	if c.Verdict == verdict.NoChange {
+	if c.Verdict == NoChange {
 		return "~ " + stat
 	}
 	return fmt.Sprintf("%+.2f%% %s %s", 100*c.Effect, stat, c.Verdict)
@@ -135,7 +133,7 @@ func CompareExact(old, new Sample, better Better, th Thresholds) ExactComparison
 // (see [ExactRule]).
 func (r ExactRule) Compare(old, new Sample, better Better, th Thresholds) ExactComparison {
 	th = th.resolved()
-	c := ExactComparison{Old: newRange(old), New: newRange(new), Better: better, Thresholds: th, Verdict: verdict.NoChange}
+	c := ExactComparison{Old: newRange(old), New: newRange(new), Better: better, Thresholds: th, Verdict: NoChange}
 	if old.N() == 0 || new.N() == 0 {
 		nan := math.NaN()
 		c.Diff, c.Floor, c.Noise, c.StdErr, c.Tolerance, c.Detectable, c.Effect = nan, nan, nan, nan, nan, nan, nan
@@ -190,9 +188,9 @@ func pooledStdDev(x, y []float64) float64 {
 }
 
 // direction is the verdict a change of the given sign means.
-func direction(effect float64, better Better) verdict.Change {
+func direction(effect float64, better Better) Change {
 	if (effect > 0) == (better == HigherIsBetter) {
-		return verdict.Improved
+		return Improved
 	}
-	return verdict.Regressed
+	return Regressed
 }

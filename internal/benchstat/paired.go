@@ -3,8 +3,6 @@ package benchstat
 import (
 	"fmt"
 	"math"
-
-	"github.com/patchproof/patchproof/verify/verdict"
 )
 
 // A PairedComparison compares a new sample against an old one pair by
@@ -43,7 +41,7 @@ type PairedComparison struct {
 	Detectable float64
 	Better     Better
 	Thresholds Thresholds // resolved
-	Verdict    verdict.Change
+	Verdict    Change
 	Warnings   []string
 }
 
@@ -54,7 +52,7 @@ func (c PairedComparison) Significant() bool { return c.Test.P <= c.Thresholds.A
 // "+2.70% (p=0.031 n=6 pairs) regressed" or "~ (p=0.438 n=6 pairs)".
 func (c PairedComparison) String() string {
 	stat := fmt.Sprintf("(p=%.3f n=%d pairs)", c.Test.P, c.Test.N)
-	if c.Verdict == verdict.NoChange {
+	if c.Verdict == NoChange {
 		return "~ " + stat
 	}
 	return fmt.Sprintf("%+.2f%% %s %s", 100*c.Effect, stat, c.Verdict)
@@ -181,14 +179,14 @@ func stdDev(v []float64) float64 {
 // have found a change of MinEffect (the smallest worth finding) with 80%
 // power, and not decided where it could not. With no MinEffect (a
 // negative one), a comparison that finds nothing is no change.
-func decide(p, effect, detectable float64, better Better, th Thresholds) verdict.Change {
+func decide(p, effect, detectable float64, better Better, th Thresholds) Change {
 	switch {
 	case p <= th.Alpha && effect != 0 && !math.IsNaN(effect):
 		return direction(effect, better)
 	case th.MinEffect == 0 || detectable <= th.MinEffect:
-		return verdict.NoChange
+		return NoChange
 	}
-	return verdict.NotDecided
+	return NotDecided
 }
 
 func allPositive(vs []float64) bool {

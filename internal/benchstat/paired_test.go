@@ -9,8 +9,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-
-	"github.com/patchproof/patchproof/verify/verdict"
 )
 
 // bruteMidRanks2 is twice the mid-rank of each value, the slow way: one
@@ -380,13 +378,13 @@ func TestComparePaired(t *testing.T) {
 			// sees it, p = 2/2¹⁰.
 			name: "paired cost the U test misses",
 			old:  drift, new: up(drift, 1.02, 1.03, 1.025),
-			want: outcome{Verdict: verdict.Regressed, Effect: math.Expm1(WalshMedian(logs(up(drift, 1.02, 1.03, 1.025), drift), 0).Center), P: 2.0 / 1024},
+			want: outcome{Verdict: Regressed, Effect: math.Expm1(WalshMedian(logs(up(drift, 1.02, 1.03, 1.025), drift), 0).Center), P: 2.0 / 1024},
 			log:  true,
 		},
 		{
 			name: "faster is an improvement",
 			old:  drift, new: up(drift, 0.95, 0.96),
-			want: outcome{Verdict: verdict.Improved, Effect: math.Expm1(WalshMedian(logs(up(drift, 0.95, 0.96), drift), 0).Center), P: 2.0 / 1024},
+			want: outcome{Verdict: Improved, Effect: math.Expm1(WalshMedian(logs(up(drift, 0.95, 0.96), drift), 0).Center), P: 2.0 / 1024},
 			log:  true,
 		},
 		{
@@ -394,7 +392,7 @@ func TestComparePaired(t *testing.T) {
 			// change, its interval says how large.
 			name: "significant, below the minimum effect",
 			old:  drift, new: up(drift, 1.002, 1.004),
-			want: outcome{Verdict: verdict.Regressed, Effect: math.Expm1(WalshMedian(logs(up(drift, 1.002, 1.004), drift), 0).Center), P: 2.0 / 1024},
+			want: outcome{Verdict: Regressed, Effect: math.Expm1(WalshMedian(logs(up(drift, 1.002, 1.004), drift), 0).Center), P: 2.0 / 1024},
 			log:  true,
 		},
 		{
@@ -402,7 +400,7 @@ func TestComparePaired(t *testing.T) {
 			// a 1% change: no change.
 			name: "quiet enough to have found the minimum effect",
 			old:  drift, new: up(drift, 1.001, 0.999, 1.0015, 0.9985, 1.0005, 0.9995),
-			want: outcome{Verdict: verdict.NoChange, Effect: math.Expm1(WalshMedian(logs(up(drift, 1.001, 0.999, 1.0015, 0.9985, 1.0005, 0.9995), drift), 0).Center), P: 688.0 / 1024},
+			want: outcome{Verdict: NoChange, Effect: math.Expm1(WalshMedian(logs(up(drift, 1.001, 0.999, 1.0015, 0.9985, 1.0005, 0.9995), drift), 0).Center), P: 688.0 / 1024},
 			log:  true,
 		},
 		{
@@ -410,25 +408,25 @@ func TestComparePaired(t *testing.T) {
 			// not decided, where a cut on the estimate said "~".
 			name: "too noisy to decide",
 			old:  drift, new: up(drift, 1.03, 0.97, 1.045, 0.955, 1.015, 0.985),
-			want: outcome{Verdict: verdict.NotDecided, Effect: math.Expm1(WalshMedian(logs(up(drift, 1.03, 0.97, 1.045, 0.955, 1.015, 0.985), drift), 0).Center), P: 688.0 / 1024},
+			want: outcome{Verdict: NotDecided, Effect: math.Expm1(WalshMedian(logs(up(drift, 1.03, 0.97, 1.045, 0.955, 1.015, 0.985), drift), 0).Center), P: 688.0 / 1024},
 			log:  true,
 		},
 		{
 			name: "identical",
 			old:  drift, new: drift,
-			want: outcome{Verdict: verdict.NoChange, Effect: 0, P: 1},
+			want: outcome{Verdict: NoChange, Effect: 0, P: 1},
 			log:  true,
 		},
 		{
 			// A zero: differences, the effect over the old median.
 			name: "lock calls appear from zero",
 			old:  []float64{0, 0, 0, 0, 0, 0}, new: []float64{392, 393, 393, 394, 393, 393},
-			want: outcome{Verdict: verdict.Regressed, Effect: math.Inf(1), P: 2.0 / 64},
+			want: outcome{Verdict: Regressed, Effect: math.Inf(1), P: 2.0 / 64},
 		},
 		{
 			name: "five pairs cannot decide",
 			old:  []float64{1, 2, 3, 4, 5}, new: []float64{1.1, 2.2, 3.3, 4.4, 5.5},
-			want: outcome{Verdict: verdict.NotDecided, Effect: 0.1, P: 2.0 / 32, Warnings: []string{
+			want: outcome{Verdict: NotDecided, Effect: 0.1, P: 2.0 / 32, Warnings: []string{
 				"need >= 6 pairs for a confidence interval of the median difference at level 0.95; with 5 it is 0.938",
 				"need >= 6 pairs that differ to detect a difference at alpha level 0.05; 5 differ",
 			}},
@@ -497,7 +495,7 @@ func TestCompareExact(t *testing.T) {
 		return s
 	}
 	type result struct {
-		Verdict   verdict.Change
+		Verdict   Change
 		Effect    float64
 		Tolerance float64
 		Warnings  []string
@@ -515,43 +513,43 @@ func TestCompareExact(t *testing.T) {
 		{
 			name: "lock calls gone",
 			old:  rep(771, 2), new: rep(8, 2),
-			want: result{verdict.Improved, 8.0/771 - 1, 0.005 * 771, nil},
+			want: result{Improved, 8.0/771 - 1, 0.005 * 771, nil},
 		},
 		{
 			name: "lock calls unchanged",
 			old:  rep(771, 2), new: rep(771, 2),
-			want: result{verdict.NoChange, 0, 0.005 * 771, nil},
+			want: result{NoChange, 0, 0.005 * 771, nil},
 		},
 		{
 			// The floor of a zero mean is zero: the noise alone, pooled
 			// from 2+2 values, σ = √(0.02/2).
 			name: "lock calls appear from zero",
 			old:  rep(0, 2), new: []float64{393, 393.2},
-			want: result{verdict.Regressed, math.Inf(1), t2 * 0.1, nil},
+			want: result{Regressed, math.Inf(1), t2 * 0.1, nil},
 		},
 		{
 			// Instructions +0.3%: beyond their noise but within the 0.5%
 			// floor, which they must exceed by t·SE, SE = √50·1.
 			name: "below the floor",
 			old:  []float64{100000, 100010}, new: []float64{100300, 100310},
-			want: result{verdict.NoChange, 300.0 / 100005, 500.025 + t2*math.Sqrt(50), nil},
+			want: result{NoChange, 300.0 / 100005, 500.025 + t2*math.Sqrt(50), nil},
 		},
 		{
 			name: "beyond the floor",
 			old:  []float64{100000, 100010}, new: []float64{100600, 100610},
-			want: result{verdict.Regressed, 600.0 / 100005, 500.025 + t2*math.Sqrt(50), nil},
+			want: result{Regressed, 600.0 / 100005, 500.025 + t2*math.Sqrt(50), nil},
 		},
 		{
 			// Apart, 6% up, but one sample spreads over 10%: the pooled
 			// σ = √((50+0.5)/4), SE = σ·√(2/3).
 			name: "within the noise",
 			old:  []float64{100, 105, 110}, new: []float64{111, 111.5, 112},
-			want: result{verdict.NoChange, 6.5 / 105, 0.525 + t4*math.Sqrt(50.5/4)*math.Sqrt(2.0/3), nil},
+			want: result{NoChange, 6.5 / 105, 0.525 + t4*math.Sqrt(50.5/4)*math.Sqrt(2.0/3), nil},
 		},
 		{
 			name: "one pass: the floor alone",
 			old:  []float64{1000}, new: []float64{1006},
-			want: result{verdict.Regressed, 0.006, 5, onePass},
+			want: result{Regressed, 0.006, 5, onePass},
 		},
 		{
 			// One counted pass of lock calls: Apache's own calls move by a
@@ -560,20 +558,20 @@ func TestCompareExact(t *testing.T) {
 			name: "one pass of lock calls, within the allowance",
 			old:  []float64{6.33}, new: []float64{6.21},
 			rule: ExactRule{Allowance: 0.5, Noise: 0.15},
-			want: result{verdict.NoChange, -0.12 / 6.33, 0.5 + 1.959963984540054*0.15*math.Sqrt2, onePass},
+			want: result{NoChange, -0.12 / 6.33, 0.5 + 1.959963984540054*0.15*math.Sqrt2, onePass},
 		},
 		{
 			name: "one pass of lock calls, a call more",
 			old:  []float64{6.33}, new: []float64{7.33},
 			rule: ExactRule{Allowance: 0.5, Noise: 0.15},
-			want: result{verdict.Regressed, 1 / 6.33, 0.5 + 1.959963984540054*0.15*math.Sqrt2, onePass},
+			want: result{Regressed, 1 / 6.33, 0.5 + 1.959963984540054*0.15*math.Sqrt2, onePass},
 		},
 		{
 			// Identical values measure no noise; the assumed noise counts.
 			name: "assumed noise is a minimum",
 			old:  rep(1000, 2), new: rep(1008, 2),
 			rule: ExactRule{RelNoise: 0.001},
-			want: result{verdict.NoChange, 0.008, 5 + t2*1, nil},
+			want: result{NoChange, 0.008, 5 + t2*1, nil},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -587,10 +585,10 @@ func TestCompareExact(t *testing.T) {
 			}
 		})
 	}
-	if c := CompareExact(NewSample(100, 101), NewSample(110, 111), HigherIsBetter, Thresholds{}); c.Verdict != verdict.Improved {
+	if c := CompareExact(NewSample(100, 101), NewSample(110, 111), HigherIsBetter, Thresholds{}); c.Verdict != Improved {
 		t.Errorf("more of a higher-is-better measure: %v", c.Verdict)
 	}
-	if c := CompareExact(Sample{}, NewSample(1), LowerIsBetter, Thresholds{}); c.Verdict != verdict.NoChange || len(c.Warnings) != 1 {
+	if c := CompareExact(Sample{}, NewSample(1), LowerIsBetter, Thresholds{}); c.Verdict != NoChange || len(c.Warnings) != 1 {
 		t.Errorf("no old samples: %+v", c)
 	}
 	if got, want := CompareExact(NewSample(100, 100), NewSample(114, 114), LowerIsBetter, Thresholds{}).String(), "+14.00% (exact, n=2+2) regressed"; got != want {
@@ -612,7 +610,7 @@ func TestExactRulePower(t *testing.T) {
 				old[i] = 100 * (1 + 0.01*r.NormFloat64())
 				new[i] = 100 * (1 + shift + 0.01*r.NormFloat64())
 			}
-			if (ExactRule{RelNoise: 0.01}).Compare(NewSample(old...), NewSample(new...), LowerIsBetter, Thresholds{}).Verdict == verdict.Regressed {
+			if (ExactRule{RelNoise: 0.01}).Compare(NewSample(old...), NewSample(new...), LowerIsBetter, Thresholds{}).Verdict == Regressed {
 				hits++
 			}
 		}

@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/patchproof/patchproof/internal/benchstat"
 )
 
 // Status is the outcome of a run or a stage, as results.json spells it.
@@ -75,48 +77,20 @@ const (
 
 // Change is what a comparison of head with base (or of one arm with
 // another) concludes about a measure, as results.json spells it; "" where
-// nothing was compared.
-type Change string
+// nothing was compared. The statistics that decide it own the word
+// (internal/benchstat); every check says it through this name.
+type Change = benchstat.Change
 
 const (
-	Improved  Change = "improved"
-	Regressed Change = "regressed"
-	NoChange  Change = "no significant change"
-	// NotDecided is a comparison that could not conclude: too few samples,
-	// or a spread wider than any effect it could show.
-	NotDecided Change = "not decided"
-	// NotJudged is a measure shown with its interval and p but given no
-	// verdict by design: it explains a judged one (CPU time's user and
-	// system halves, context switches, throughput).
-	NotJudged Change = "not judged"
+	Improved   = benchstat.Improved
+	Regressed  = benchstat.Regressed
+	NoChange   = benchstat.NoChange
+	NotDecided = benchstat.NotDecided
+	NotJudged  = benchstat.NotJudged
 )
 
 // Changes lists every change this version writes.
-var Changes = []Change{Improved, Regressed, NoChange, NotDecided, NotJudged}
-
-// String is the change as benchstat would print it: "~" for no change.
-func (c Change) String() string {
-	switch c {
-	case NoChange:
-		return "~"
-	case "":
-		return "not compared"
-	}
-	return string(c)
-}
-
-// Icon marks a change in the report: only a regression is red.
-func (c Change) Icon() string {
-	switch c {
-	case Improved:
-		return "✅"
-	case Regressed:
-		return "❌"
-	case NoChange:
-		return "➖"
-	}
-	return "❔"
-}
+var Changes = benchstat.Changes
 
 // ErrCheckFailed is what every failed check's error is (errors.Is): the
 // pipeline ran but a check did not pass (a test regression, changed NTS

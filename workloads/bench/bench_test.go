@@ -16,10 +16,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/patchproof/patchproof/internal/benchstat"
 	"github.com/patchproof/patchproof/internal/golden"
 	"github.com/patchproof/patchproof/internal/side"
-	"github.com/patchproof/patchproof/internal/benchstat"
-	"github.com/patchproof/patchproof/verify/verdict"
 	"github.com/patchproof/patchproof/workloads/select20"
 )
 
@@ -183,14 +182,14 @@ func TestLockResolution(t *testing.T) {
 	d := defOf(LockCalls)
 	tests := []struct {
 		on, off float64
-		want    verdict.Change
+		want    benchstat.Change
 	}{
-		{6.265, 6.35, verdict.NoChange},
+		{6.265, 6.35, benchstat.NoChange},
 		// Beyond the allowance, within it and the noise one pass of each
 		// arm may have.
-		{6.9, 6.35, verdict.NoChange},
-		{7.4, 6.35, verdict.Regressed},
-		{748.4, 6.37, verdict.Regressed},
+		{6.9, 6.35, benchstat.NoChange},
+		{7.4, 6.35, benchstat.Regressed},
+		{748.4, 6.37, benchstat.Regressed},
 	}
 	for _, tt := range tests {
 		cs, _, err := buildCost(side.Head, pairs{samples: []benchstat.Sample{benchstat.NewSample(tt.on), benchstat.NewSample(tt.off)}, passes: 1}, d, benchstat.Thresholds{})
@@ -296,8 +295,8 @@ func TestAnalyseKnownSamples(t *testing.T) {
 		Measure string
 		// The cost of statistics in each build; head against base with
 		// statistics off, on, of the costs, and over all three.
-		Base, Head                verdict.Change
-		Off, On, Cost, HeadVsBase verdict.Change
+		Base, Head                benchstat.Change
+		Off, On, Cost, HeadVsBase benchstat.Change
 	}
 	var got []verdicts
 	for _, m := range r.Measures {
@@ -319,8 +318,8 @@ func TestAnalyseKnownSamples(t *testing.T) {
 		got = append(got, v)
 	}
 	const (
-		up, down, same = verdict.Regressed, verdict.Improved, verdict.NoChange
-		open, shown    = verdict.NotDecided, verdict.NotJudged
+		up, down, same = benchstat.Regressed, benchstat.Improved, benchstat.NoChange
+		open, shown    = benchstat.NotDecided, benchstat.NotJudged
 	)
 	want := []verdicts{
 		{"locks", up, same, same, down, down, down},

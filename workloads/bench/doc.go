@@ -71,7 +71,7 @@
 // confidence interval; the cost of statistics in each build, on against
 // off; head against base with statistics off, with them on
 // (MeasureStats.HeadVsBaseArms) and of their costs (HeadVsBase); and a
-// verdict (a verdict.Change) under the thresholds the Result records. The
+// verdict (a benchstat.Change) under the thresholds the Result records. The
 // measure's Verdict is regressed where head is worse than base in either
 // arm or in its cost: a head 2% slower in both arms has base's cost and
 // one 2% slower only with statistics off a smaller one, and both are

@@ -1,8 +1,8 @@
 package bench
 
 import (
+	"github.com/patchproof/patchproof/internal/benchstat"
 	"github.com/patchproof/patchproof/internal/side"
-	"github.com/patchproof/patchproof/verify/verdict"
 )
 
 // Result is what a benchmark run found. It becomes part of results.json:
@@ -264,8 +264,8 @@ type MeasureStats struct {
 	// not decided where one could not decide, else no change; "not
 	// judged" for a part of a judged measure (what explains CPU time, the
 	// shared and per-thread lock calls). Without a head, empty.
-	Verdict  verdict.Change `json:"verdict,omitempty"`
-	Warnings []string       `json:"warnings,omitempty"`
+	Verdict  benchstat.Change `json:"verdict,omitempty"`
+	Warnings []string         `json:"warnings,omitempty"`
 }
 
 // ArmSummary is one arm's median with its confidence interval.
@@ -299,8 +299,8 @@ type CostStats struct {
 	// Effect is the relative cost the verdict weighs: the Hodges-Lehmann
 	// estimate for a noisy measure, the ratio of the medians for an exact
 	// one, less 1.
-	Effect  float64        `json:"effect"`
-	Verdict verdict.Change `json:"verdict"`
+	Effect  float64          `json:"effect"`
+	Verdict benchstat.Change `json:"verdict"`
 	// DecidedBy says what reached the verdict: "wilcoxon" (the
 	// signed-rank test on the per-pass log(on/off), or on on−off when Of
 	// is "diff") or "spread" (an exact measure: Exact).
@@ -395,9 +395,9 @@ type Comparison struct {
 	Diff  Interval `json:"diff"`
 	// P is the Mann-Whitney U test of the two builds' per-pass costs,
 	// unpaired; it decides nothing.
-	P       float64        `json:"p"`
-	Effect  float64        `json:"effect"`
-	Verdict verdict.Change `json:"verdict"`
+	P       float64          `json:"p"`
+	Effect  float64          `json:"effect"`
+	Verdict benchstat.Change `json:"verdict"`
 	// DecidedBy, Pairs, WilcoxonP, Servers, Detectable, Above, Below,
 	// SignP and Exact as in CostStats, head against base.
 	DecidedBy  string      `json:"decided_by,omitempty"`

@@ -16,10 +16,10 @@ import (
 
 	"github.com/patchproof/patchproof/internal/safefs"
 
+	"github.com/patchproof/patchproof/internal/benchstat"
 	"github.com/patchproof/patchproof/internal/childenv"
 	"github.com/patchproof/patchproof/internal/docker"
 	"github.com/patchproof/patchproof/internal/side"
-	"github.com/patchproof/patchproof/internal/benchstat"
 	"github.com/patchproof/patchproof/workloads/cputime"
 	"github.com/patchproof/patchproof/workloads/httpd"
 	"github.com/patchproof/patchproof/workloads/lockcount"

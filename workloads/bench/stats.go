@@ -5,9 +5,8 @@ import (
 	"math"
 	"slices"
 
-	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/internal/benchstat"
-	"github.com/patchproof/patchproof/verify/verdict"
+	"github.com/patchproof/patchproof/internal/side"
 )
 
 // A measureDef is how one reported measure is read from the samples.
@@ -325,15 +324,15 @@ type pairs struct {
 // head is worse in either arm or in its cost of statistics; else improved
 // when better in one of them; else not decided when one of them could not
 // decide; else no change. A part of a judged measure is not judged.
-func (m *MeasureStats) overall() verdict.Change {
-	var vs []verdict.Change
+func (m *MeasureStats) overall() benchstat.Change {
+	var vs []benchstat.Change
 	if m.HeadVsBase != nil {
 		vs = append(vs, m.HeadVsBase.Verdict)
 	}
 	for _, a := range m.HeadVsBaseArms {
 		vs = append(vs, a.Verdict)
 	}
-	for _, want := range []verdict.Change{verdict.Regressed, verdict.Improved, verdict.NotDecided, verdict.NoChange, verdict.NotJudged} {
+	for _, want := range []benchstat.Change{benchstat.Regressed, benchstat.Improved, benchstat.NotDecided, benchstat.NoChange, benchstat.NotJudged} {
 		if slices.Contains(vs, want) {
 			return want
 		}
@@ -416,7 +415,7 @@ func headVsBase(s pairs, d measureDef, th benchstat.Thresholds) (*Comparison, []
 func judge(c *Comparison, pc benchstat.PairedComparison, old, new benchstat.Sample, d measureDef, rule benchstat.ExactRule, th benchstat.Thresholds) (*Comparison, []string, error) {
 	switch {
 	case !d.judged() && d.noisy:
-		c.Verdict = verdict.NotJudged
+		c.Verdict = benchstat.NotJudged
 		return c, pc.Warnings, nil
 	case d.noisy:
 		c.DecidedBy = decidedByWilcoxon
@@ -429,7 +428,7 @@ func judge(c *Comparison, pc benchstat.PairedComparison, old, new benchstat.Samp
 	c.Verdict = ex.Verdict
 	c.Detectable = nil
 	if !d.judged() {
-		c.Verdict = verdict.NotJudged
+		c.Verdict = benchstat.NotJudged
 	}
 	return c, ex.Warnings, nil
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/patchproof/patchproof/internal/benchstat"
-	"github.com/patchproof/patchproof/verify/verdict"
 	"github.com/patchproof/patchproof/workloads/httpd/httpdtest"
 )
 
@@ -69,7 +68,7 @@ func TestServerIsTheUnit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.Verdict == verdict.Regressed || c.Verdict == verdict.Improved {
+			if c.Verdict == benchstat.Regressed || c.Verdict == benchstat.Improved {
 				*tc.count++
 			}
 		}
@@ -164,7 +163,7 @@ func TestCPUHeadVsBaseFalseRate(t *testing.T) {
 	}
 	res := newResult(o)
 	th := benchstat.Thresholds{}
-	wrong := func(v verdict.Change) bool { return v == verdict.Regressed || v == verdict.Improved }
+	wrong := func(v benchstat.Change) bool { return v == benchstat.Regressed || v == benchstat.Improved }
 	var cost, off, on, overall int
 	for range 1000 {
 		samples := make([]*ArmSamples, len(arms))
