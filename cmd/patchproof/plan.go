@@ -29,7 +29,8 @@ first line is
 (or '/patchproof help'), and the label "patchproof" on a pull request. The
 user who acted must have write, maintain or admin on the repository the
 workflow runs in: that is asked first, and of anyone else nothing more is
-read or planned. The head commit is the one the trigger names: a comment's
+read or planned. Backport and merge-up branches must be branches of the
+PR's repository, by their exact names. The head commit is the one the trigger names: a comment's
 SHA (a prefix of the PR's head), else a head pushed before the comment was
 written (from the head repository's activity log), a label's commit, or the
 head at dispatch.

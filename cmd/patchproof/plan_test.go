@@ -352,6 +352,38 @@ func TestPlanNoAccess(t *testing.T) {
 	}
 }
 
+// A word that is neither a command nor a branch of the repository (branch
+// names are case-sensitive) is refused, naming it, in one line and a reply
+// of one line that points to /patchproof help; it is never planned.
+func TestPlanUnknownWords(t *testing.T) {
+	for _, tt := range []struct{ body, word string }{
+		{"/patchproof rerun", "rerun"},
+		{"/patchproof php-8.4", "php-8.4"},
+		{"/patchproof PHP-8.4,PHP-8.6", "PHP-8.6"},
+		{"/patchproof none merge-up=PHP-8.5,main", "main"},
+	} {
+		t.Run(tt.body, func(t *testing.T) {
+			f := planFake(t)
+			code, stdout, stderr := runPlan(t, f, "--answer", "--github-login", "github-actions[bot]", "--event", commentFile(t, "maintainer", tt.body))
+			if code != 2 || stdout != "" {
+				t.Fatalf("exit %d, outputs %q; want 2 and none", code, stdout)
+			}
+			want := "\n::error::patchproof plan: trigger refused: " + tt.word + " is neither a command nor a branch of php/php-src"
+			if !strings.Contains("\n"+stderr, want) || strings.Count(stderr, "::error::") != 1 {
+				t.Errorf("stderr %q, want one error line starting %q", stderr, want[1:])
+			}
+			cs := f.Comments("php", "php-src", 1)
+			if len(cs) != 1 || strings.Count(strings.TrimSpace(cs[0].Body), "\n") != 0 ||
+				!strings.Contains(cs[0].Body, tt.word+" is neither a command nor a branch") || !strings.Contains(cs[0].Body, "`/patchproof help`") {
+				t.Errorf("replies %+v, want one line naming %s and /patchproof help", cs, tt.word)
+			}
+			if got := ourStatuses(f, planHead); len(got) != 0 {
+				t.Errorf("a refused trigger set statuses %q", got)
+			}
+		})
+	}
+}
+
 // "/patchproof help" of a maintainer is answered with the grammar; nothing
 // is planned, and the plan job succeeds. Anyone else's is refused as any
 // comment of theirs is (TestPlanNoAccess).

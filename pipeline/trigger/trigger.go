@@ -26,7 +26,14 @@
 // used, not even as a first filter: MEMBER and COLLABORATOR include
 // people with read or triage only, and under Actions a member whose
 // membership is private reads as CONTRIBUTOR.
-
+//
+// # Which branches
+//
+// Every backport and merge-up branch must be a branch of the PR's
+// repository, by its exact name (php-8.4 is not PHP-8.4), as GitHub's
+// branches endpoint answers: a word that is none (a typo, "rerun") is
+// refused naming it, never planned as a target.
+//
 // # Which head
 //
 // The head commit is bound to the trigger, not to when the plan runs:
@@ -85,6 +92,7 @@ type API interface {
 	Permission(ctx context.Context, owner, repo, user string) (github.Permission, error)
 	RefActivity(ctx context.Context, owner, repo, ref string, n int) ([]github.Activity, error)
 	ResolveCommit(ctx context.Context, owner, repo, ref string) (string, error)
+	Branch(ctx context.Context, owner, repo, branch string) (string, bool, error)
 }
 
 var _ API = (*github.Client)(nil)
@@ -191,6 +199,7 @@ type request struct {
 	repo, pr, backportTo, builder string
 	user                          string
 	comment                       string    // a comment's body, read once the user may trigger
+	named                         []string  // the branches a comment's words name
 	labelled                      string    // a label's head commit
 	commit                        string    // a comment's commit
 	commentAt                     time.Time // when a comment was written
@@ -284,10 +293,32 @@ func Decide(ctx context.Context, api API, opt Options) (*Plan, error) {
 			p.MergeUp = append(p.MergeUp, b)
 		}
 	}
+	if err := branchesExist(ctx, api, r, p.Targets[1:]); err != nil {
+		return nil, err
+	}
 	if p.ToolRepo, p.ToolSHA, err = resolveTool(ctx, api, opt, where); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// branchesExist refuses a backport or merge-up branch that the PR's
+// repository does not have, by its exact name: a word of a comment that
+// is neither a command nor a branch is never a target.
+func branchesExist(ctx context.Context, api API, r request, branches []string) error {
+	owner, name, _ := strings.Cut(r.repo, "/")
+	for _, b := range branches {
+		_, ok, err := api.Branch(ctx, owner, name, b)
+		switch {
+		case err != nil:
+			return err
+		case !ok && slices.Contains(r.named, b):
+			return refusef("%s is neither a command nor a branch of %s (branch names are case-sensitive); see /patchproof help", b, r.repo)
+		case !ok:
+			return refusef("%s is not a branch of %s (branch names are case-sensitive)", b, r.repo)
+		}
+	}
+	return nil
 }
 
 // readRequest takes what the event asks for from it, with the workflow's
@@ -379,6 +410,10 @@ func (r *request) readCommand(ev *event) error {
 		r.backportTo = "none"
 	case cmd.Backports != "":
 		r.backportTo = cmd.Backports
+		r.named = strings.Split(cmd.Backports, ",")
+	}
+	if cmd.MergeUp != "" {
+		r.named = append(r.named, strings.Split(cmd.MergeUp, ",")...)
 	}
 	if ev.Comment.CreatedAt.IsZero() {
 		return refusef("the comment has no created_at")

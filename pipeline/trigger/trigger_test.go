@@ -725,6 +725,71 @@ func TestNoAccess(t *testing.T) {
 	}
 }
 
+// A backport or merge-up branch must be a branch of the PR's repository,
+// by its exact name: a word that is none is refused naming it, in one
+// line that points to /patchproof help, and never planned.
+func TestUnknownBranches(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		event   string
+		payload func(t *testing.T) []byte
+		opt     trigger.Options
+		refused string // "" for planned
+	}{
+		{name: "a word no command",
+			event: trigger.Comment, payload: func(t *testing.T) []byte { return commentEvent(t, "write-user", "/patchproof rerun") },
+			refused: "rerun is neither a command nor a branch of php/php-src (branch names are case-sensitive); see /patchproof help"},
+		{name: "a branch in another case",
+			event: trigger.Comment, payload: func(t *testing.T) []byte { return commentEvent(t, "write-user", "/patchproof php-8.4") },
+			refused: "php-8.4 is neither a command nor a branch of php/php-src"},
+		{name: "one of two",
+			event: trigger.Comment, payload: func(t *testing.T) []byte { return commentEvent(t, "write-user", "/patchproof PHP-8.4, PHP-8.6") },
+			refused: "PHP-8.6 is neither a command nor a branch"},
+		{name: "merged up into none",
+			event: trigger.Comment, payload: func(t *testing.T) []byte {
+				return commentEvent(t, "write-user", "/patchproof none merge-up=PHP-8.5,main")
+			},
+			refused: "main is neither a command nor a branch"},
+		{name: "a default backport that is none",
+			event: trigger.Comment, payload: func(t *testing.T) []byte { return commentEvent(t, "write-user", "/patchproof") },
+			opt:     trigger.Options{BackportTo: "PHP-8.4,PHP-7.4"},
+			refused: "PHP-7.4 is not a branch of php/php-src (branch names are case-sensitive)"},
+		{name: "a dispatch's",
+			event: trigger.Dispatch, payload: func(t *testing.T) []byte {
+				return dispatchEvent(t, "write-user", map[string]any{"pr": "1", "repository": "php/php-src", "backport_to": "php-8.5"})
+			},
+			refused: "php-8.5 is not a branch of php/php-src"},
+		{name: "branches that are",
+			event: trigger.Comment, payload: func(t *testing.T) []byte {
+				return commentEvent(t, "write-user", "/patchproof PHP-8.4,release/8.5 merge-up=PHP-8.5")
+			}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t)
+			opt := tt.opt
+			opt.EventName, opt.Event, opt.Repository = tt.event, tt.payload(t), "php/php-src"
+			p, err := trigger.Decide(context.Background(), client(t, f, appToken), opt)
+			got := refusal(t, err)
+			if tt.refused == "" {
+				if got != "" {
+					t.Fatalf("refused: %s", got)
+				}
+				if d := cmp.Diff([]string{"master", "PHP-8.4", "release/8.5", "PHP-8.5"}, p.Targets); d != "" {
+					t.Errorf("targets (-want +got):\n%s", d)
+				}
+				return
+			}
+			if !strings.Contains(got, tt.refused) {
+				t.Fatalf("refusal %q, want it to contain %q", got, tt.refused)
+			}
+			if a, ok := trigger.AnswerFor(opt, err); tt.event == trigger.Comment &&
+				(!ok || a.Once != "" || strings.Count(a.Body, "\n") != 1 || !strings.Contains(a.Body, "`/patchproof help`") || strings.Contains(a.Body, "/patchproof [BRANCH")) {
+				t.Errorf("answer %+v, %v; want one line pointing to /patchproof help", a, ok)
+			}
+		})
+	}
+}
+
 // The grammar names the checks a comment selects: the pipeline's stages
 // but the checkout and the builds, which come with them.
 func TestGrammarNamesTheChecks(t *testing.T) {
