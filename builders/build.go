@@ -142,6 +142,9 @@ type Builder struct {
 
 	mu   sync.Mutex
 	used []string // the keys Build has returned: this run reads them
+	// held are the shared locks on those entries, until Release: another
+	// run's prune cannot take their locks, so it leaves them.
+	held []*cachedir.Held
 }
 
 // Key is the build cache key: everything that decides a build's output.
@@ -239,11 +242,35 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	}
 	root := filepath.Join(b.CacheDir, "builds")
 	dir := filepath.Join(root, key)
-	unlock, err := cachedir.LockContext(ctx, dir+".lock", s.Log)
+	// A finished entry is read under a shared lock, which the run keeps
+	// (use): no prune removes it and no writer replaces it while this
+	// run's later stages read it. Only what must change the entry (make
+	// it, upgrade it, reject it) takes the lock exclusively.
+	lock, shared, err := cachedir.ReadOrLockContext(ctx, dir+lockSuffix, s.Log, func() bool { return exists(dir) })
 	if err != nil {
 		return nil, fmt.Errorf("build %s: %w", s.Label, err)
 	}
-	defer unlock()
+	if shared {
+		cached, err := readBuild(dir)
+		if err == nil {
+			return b.reuse(s, root, key, dir, cached, lock), nil
+		}
+		lock.Release()
+		if b.uses(key) {
+			// Its own shared lock would keep this run waiting for itself.
+			return nil, fmt.Errorf("build %s: cached build %s changed while this run used it: %w", s.Label, key, err)
+		}
+		// Rejected, or to be upgraded: a writer's, once its readers are done.
+		if lock, err = cachedir.LockHeld(ctx, dir+lockSuffix, s.Log); err != nil {
+			return nil, fmt.Errorf("build %s: %w", s.Label, err)
+		}
+	}
+	kept := false
+	defer func() {
+		if !kept {
+			lock.Release()
+		}
+	}()
 	var warnings []string
 	cached, err := readBuild(dir)
 	if errors.Is(err, errNoFiles) {
@@ -257,11 +284,11 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	}
 	switch {
 	case err == nil:
-		cached.Label, cached.Side, cached.Cached = s.Label, s.Side, true
-		cached.Warnings = nil // the build that wrote the entry had them, not this one
-		fmt.Fprintf(s.Log, "cached build %s in %s\n", key, dir)
-		b.use(root, key)
-		return cached, nil
+		if err := share(lock, dir); err != nil {
+			return nil, fmt.Errorf("build %s: %w", s.Label, err)
+		}
+		kept = true
+		return b.reuse(s, root, key, dir, cached, lock), nil
 	case !errors.Is(err, errNoEntry):
 		// Tampered with, damaged, or written by an older patchproof: the
 		// entry is not used, and it is in the way of the new one.
@@ -302,8 +329,10 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	}
 
 	if s.From != nil {
-		// The entry is not pruned or replaced while it is copied.
-		unlockFrom, err := cachedir.LockContext(ctx, s.From.Dir+".lock", s.Log)
+		// The entry is not pruned or replaced while it is copied: a
+		// shared lock, as this run holds it already since it made or
+		// reused it (an exclusive one would wait for this run itself).
+		unlockFrom, err := cachedir.SharedLockContext(ctx, s.From.Dir+lockSuffix, s.Log)
 		if err != nil {
 			return nil, fmt.Errorf("build %s: %w", s.Label, err)
 		}
@@ -391,7 +420,38 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	if err := safefs.Holds(tmp, buildLogName, logFile); err != nil {
 		return fail("record", err)
 	}
-	return b.finish(ctx, s, res, tmp, dir, root, key, start, fail)
+	res, err = b.finish(ctx, s, res, tmp, dir, root, key, start, fail, lock)
+	kept = err == nil
+	return res, err
+}
+
+// reuse returns the cached build of s, which this run now holds (lock,
+// shared) and reads.
+func (b *Builder) reuse(s Spec, root, key, dir string, cached *Build, lock *cachedir.Held) *Build {
+	cached.Label, cached.Side, cached.Cached = s.Label, s.Side, true
+	cached.Warnings = nil // the build that wrote the entry had them, not this one
+	fmt.Fprintf(s.Log, "cached build %s in %s\n", key, dir)
+	b.use(root, key, lock)
+	return cached
+}
+
+// share makes the exclusive lock on the entry dir shared, for this run to
+// keep, and checks the entry is still there: flock's conversion may let
+// an exclusive taker (a prune) in between.
+func share(lock *cachedir.Held, dir string) error {
+	if err := lock.Share(); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(filepath.Join(dir, buildFile)); err != nil {
+		return fmt.Errorf("the cache entry %s went as its lock was shared: %w", dir, err)
+	}
+	return nil
+}
+
+// exists says something is at path.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // stepFailure is a build step whose command ran and failed.
@@ -429,7 +489,7 @@ func (b *Builder) configure(ctx context.Context, s Spec, tmp string, args []stri
 
 // finish checks the build made in tmp is what was asked for, records its
 // digests and lands it in the cache as dir.
-func (b *Builder) finish(ctx context.Context, s Spec, res *Build, tmp, dir, root, key string, start time.Time, fail func(string, error) (*Build, error)) (*Build, error) {
+func (b *Builder) finish(ctx context.Context, s Spec, res *Build, tmp, dir, root, key string, start time.Time, fail func(string, error) (*Build, error), lock *cachedir.Held) (*Build, error) {
 	// The result must be what was asked for.
 	php := filepath.Join(tmp, "sapi/cli/php")
 	var out bytes.Buffer
@@ -492,19 +552,45 @@ func (b *Builder) finish(ctx context.Context, s Spec, res *Build, tmp, dir, root
 	if err := makeReadOnly(dir); err != nil {
 		return nil, fmt.Errorf("build %s: %w", s.Label, err)
 	}
-	b.use(root, key)
+	if err := share(lock, dir); err != nil {
+		return nil, fmt.Errorf("build %s: %w", s.Label, err)
+	}
+	b.use(root, key, lock)
 	b.prune(s.Log)
 	return res, nil
 }
 
-// use records that this run reads the entry key of the builds dir root.
-func (b *Builder) use(root, key string) {
+// use records that this run reads the entry key of the builds dir root,
+// and keeps its shared lock on it until Release.
+func (b *Builder) use(root, key string, lock *cachedir.Held) {
 	markUsed(root, key)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.held = append(b.held, lock)
 	if !slices.Contains(b.used, key) {
 		b.used = append(b.used, key)
 	}
+}
+
+// uses says this run holds the entry key.
+func (b *Builder) uses(key string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Contains(b.used, key)
+}
+
+// Release lets go of every build this builder made or reused, which its
+// run's stages have done reading: a prune (this host's other runs',
+// 'patchproof cache prune') may remove them from then on. The run calls
+// it when it ends; a process that dies lets go of them with its locks.
+// Build may be called again after it.
+func (b *Builder) Release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, h := range b.held {
+		h.Release()
+	}
+	b.held, b.used = nil, nil
 }
 
 // prune keeps the builds under b.CacheMax, sparing every entry this run

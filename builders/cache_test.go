@@ -268,6 +268,8 @@ func TestCacheEntryVerified(t *testing.T) {
 			if first.Module == "" {
 				t.Fatal("the fake ZTS build made no module")
 			}
+			// That run ended; the entry is tampered with before the next.
+			b.Release()
 			entry := first.Dir
 			makeWritable(t, entry)
 			tt.tamper(t, entry, evil)
@@ -398,6 +400,7 @@ func TestOlderEntryUpgraded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	b.Release() // each Build below is the next run's
 	entry := first.Dir
 	makeWritable(t, entry)
 	editBuild(t, entry, func(m map[string]any) { delete(m["digests"].(map[string]any), filesFile) })
@@ -417,6 +420,7 @@ func TestOlderEntryUpgraded(t *testing.T) {
 	if _, ok := again.Digests[filesFile]; !ok {
 		t.Fatalf("the older entry's files were not digested: %v", again.Digests)
 	}
+	b.Release()
 	makeWritable(t, entry)
 	if err := os.WriteFile(filepath.Join(entry, "ext/mysqlnd/mysqlnd.o"), []byte("planted"), 0o644); err != nil {
 		t.Fatal(err)

@@ -25,8 +25,9 @@ import (
 // mtime a build renews whenever it lands or is reused; an entry from
 // before the sidecar counts as used when its directory was last written.
 // An entry is never removed while it is in use: while its lock KEY.lock is
-// held (it is being built or verified), or when the caller names it (the
-// builds a run has made or reused, which its later stages still read).
+// held, exclusively while it is being built or verified, shared by every
+// live run that made or reused it (Builder.Release lets go at the run's
+// end), or when the caller names it (the builds of the run that prunes).
 
 // Entry is one finished build in the cache.
 type Entry struct {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -44,6 +45,8 @@ func fillCache(t *testing.T, n int) (string, []string) {
 		}
 		keys = append(keys, res.Key)
 	}
+	// The run that filled it has ended.
+	b.Release()
 	return cache, keys
 }
 
@@ -200,6 +203,72 @@ func TestBuildPrunes(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "2 builds in use are kept") {
 		t.Errorf("build log lacks the over-limit warning:\n%s", log.String())
+	}
+}
+
+// TestPruneSparesALiveRunsBuilds: a run holds every build it made or
+// reused until it ends (Release), as its later stages read them: another
+// run's prune, or 'patchproof cache prune', skips them though they are
+// the least recently used, and lists them in use; once the run has ended
+// they go like any other.
+func TestPruneSparesALiveRunsBuilds(t *testing.T) {
+	cache, keys := fillCache(t, 3)
+	live := &Builder{Exec: &Host{}, CacheDir: cache, CacheMax: -1}
+	t.Cleanup(live.Release)
+	reused, err := live.Build(context.Background(), Spec{Label: "base/nts", Source: t.TempDir(), TreeHash: "treea", Variant: NTS, Profile: ProfileMySQL, Jobs: 1})
+	if err != nil || !reused.Cached || reused.Key != keys[0] {
+		t.Fatalf("reuse = %+v, %v", reused, err)
+	}
+	built, err := live.Build(context.Background(), Spec{Label: "head/nts", Source: fakeTree(t, "int main(void) { return 1; }\n"),
+		TreeHash: "treenew", Variant: NTS, Profile: ProfileMySQL, Jobs: 1})
+	if err != nil || built.Cached {
+		t.Fatalf("build = %+v, %v", built, err)
+	}
+	// Both the least recently used: first in line.
+	old := time.Now().Add(-48 * time.Hour)
+	for _, k := range []string{keys[0], built.Key} {
+		if err := os.Chtimes(filepath.Join(cache, "builds", k+usedSuffix), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	all := append(slices.Clone(keys), built.Key)
+	ents, err := Entries(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inUse := map[string]bool{}
+	for _, e := range ents {
+		inUse[e.Key] = e.InUse
+	}
+	if d := cmp.Diff(map[string]bool{keys[0]: true, keys[1]: false, keys[2]: false, built.Key: true}, inUse); d != "" {
+		t.Errorf("in use (-want +got):\n%s", d)
+	}
+	// Another run prunes, sparing its own builds only (none of these).
+	var log bytes.Buffer
+	removed, err := Prune(cache, 1, nil, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{keys[1], keys[2]}, entryKeys(removed)); d != "" {
+		t.Errorf("removed while the run lives (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]bool{true, false, false, true}, present(t, cache, all)); d != "" {
+		t.Errorf("entries present while the run lives (-want +got):\n%s", d)
+	}
+	// The same run may build its entries again: it does not wait for
+	// itself.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if again, err := live.Build(ctx, Spec{Label: "base/nts again", Source: t.TempDir(), TreeHash: "treea", Variant: NTS, Profile: ProfileMySQL, Jobs: 1}); err != nil || !again.Cached {
+		t.Fatalf("reuse again = %+v, %v", again, err)
+	}
+	live.Release()
+	if removed, err = Prune(cache, 1, nil, &log); err != nil {
+		t.Fatal(err)
+	}
+	// keys[0], used again just now, last.
+	if d := cmp.Diff([]string{built.Key, keys[0]}, entryKeys(removed)); d != "" {
+		t.Errorf("removed once the run ended (-want +got):\n%s", d)
 	}
 }
 

@@ -26,10 +26,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/patchproof/patchproof/internal/safefs"
-
+	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/cachedir"
 	"github.com/patchproof/patchproof/internal/proc"
+	"github.com/patchproof/patchproof/internal/safefs"
 	"github.com/patchproof/patchproof/internal/version"
 	"github.com/patchproof/patchproof/pipeline/checkout"
 	"github.com/patchproof/patchproof/pipeline/report"
@@ -67,6 +67,9 @@ type Run struct {
 	// serversUnlock releases the lock a servers' directory made for this
 	// run holds (serverDir).
 	serversUnlock func()
+	// builders hold the builds the run made or reused (shared locks on
+	// their cache entries), for its stages to read, until it ends.
+	buildHolders []*builders.Builder
 
 	mu   sync.Mutex
 	file *resultFile
@@ -279,10 +282,13 @@ func Execute(ctx context.Context, cfg Config) (*results.Result, error) {
 	defer r.closeServerDirs()
 	defer r.closeDocker()
 	defer r.closeDatabase()
+	defer r.releaseBuilds()
 	runStages(ctx, r, stages, record, selected, logged)
 	r.closeDatabase()
 	r.closeDocker()
 	r.closeServerDirs()
+	// Nothing reads a build after the stages: a prune may take them now.
+	r.releaseBuilds()
 
 	finish(ctx, r)
 	r.Progress.Summary(r.Result)

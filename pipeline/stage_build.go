@@ -75,6 +75,9 @@ func (st buildStage) Run(ctx context.Context, r *Run) error {
 	if err != nil {
 		return err
 	}
+	// The builds it makes or reuses stay held until the run ends: the
+	// later stages read them, and no prune may take them away before.
+	r.holdBuilds(b)
 	parallel := min(r.Config.Jobs, len(jobs))
 	makeJobs := max(1, runtime.NumCPU()/max(1, parallel))
 
@@ -269,6 +272,25 @@ func extraVariants(cfg *Config) []builders.Variant {
 		}
 	}
 	return extra
+}
+
+// holdBuilds keeps b, whose builds the run's stages read, until
+// releaseBuilds.
+func (r *Run) holdBuilds(b *builders.Builder) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.buildHolders = append(r.buildHolders, b)
+}
+
+// releaseBuilds lets go of the builds the run made or reused, at its end:
+// from then on a prune may remove them. A second call does nothing.
+func (r *Run) releaseBuilds() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, b := range r.buildHolders {
+		b.Release()
+	}
+	r.buildHolders = nil
 }
 
 // newBuilder makes the builder of the run's placement.

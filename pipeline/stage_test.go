@@ -47,7 +47,7 @@ func newTestRun(t *testing.T, cfg Config) (*Run, *bytes.Buffer) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, "logs"), 0o755)
 	var progress bytes.Buffer
-	r := &Run{Config: &cfg, Dir: dir, Log: io.Discard, Progress: NewProgress(&progress, false), Result: &results.Result{Status: results.StatusRunning},
+	r := &Run{Config: &cfg, Dir: dir, Log: io.Discard, Progress: NewProgress(&progress, false), Result: &results.Result{SchemaVersion: results.SchemaVersion, Status: results.StatusRunning},
 		place: placementOf(cfg.Builder)}
 	r.file = &resultFile{path: filepath.Join(dir, "results.json"), res: r.Result}
 	// As Run's end does: t.TempDir is 0700, so a root test's servers live

@@ -1,6 +1,6 @@
 // Command githubfake serves a local fake of the GitHub REST endpoints that
 // patchproof uses (the user, a pull request, its comments, commit statuses,
-// permissions, commits), so that a whole `patchproof run --post` can be
+// permissions, commits, branches), so that a whole `patchproof run --post` can be
 // tried, and tested, offline:
 //
 //	githubfake -pr php/php-src#4242 -token T -url-file url.txt &
@@ -48,6 +48,7 @@ type options struct {
 	gitRepo, cache                              string
 	demoUpstream, recordPush                    bool
 	refs                                        refFlag
+	permissions                                 permissionFlag
 }
 
 func main() {
@@ -60,6 +61,7 @@ func main() {
 	flag.StringVar(&o.login, "login", "patchproof-bot", "that user's login")
 	flag.StringVar(&o.appToken, "app-token", "", "an installation `TOKEN` acting as github-actions[bot], as the plan job's")
 	flag.StringVar(&o.maintainer, "maintainer", "", "give `LOGIN` the maintain role on the PR's repository (who may trigger a run)")
+	flag.Var(&o.permissions, "permission", "give `LOGIN=ROLE` the role on the PR's repository (admin, maintain, write, triage, read, none; repeatable): the collaborator permission endpoint's answer; a user given none reads")
 	flag.Var(&o.refs, "ref", "make `OWNER/REPO@REF=SHA` resolve (repeatable), e.g. patchproof's own commit for the plan")
 	flag.StringVar(&o.gitRepo, "git-repo", "", "serve the bare repository `DIR` as the PR's repository over git's smart HTTP")
 	flag.BoolVar(&o.demoUpstream, "demo-upstream", false, "make -git-repo a copy of the demo's upstream first, unless it exists")
@@ -132,6 +134,9 @@ func serve(ctx context.Context, log io.Writer, o options) error {
 	if o.maintainer != "" {
 		f.SetPermission(to.Repo.Owner, to.Repo.Name, o.maintainer, "maintain")
 	}
+	for _, p := range o.permissions {
+		f.SetPermission(to.Repo.Owner, to.Repo.Name, p.login, p.role)
+	}
 	for _, r := range o.refs {
 		f.AddRef(r.owner, r.repo, r.ref, r.sha)
 	}
@@ -186,6 +191,25 @@ func gitHead(ctx context.Context, repo string, number int) (string, error) {
 		return "", fmt.Errorf("read refs/pull/%d/head of %s: %w", number, repo, err)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// permissionFlag collects -permission LOGIN=ROLE.
+type permissionFlag []struct{ login, role string }
+
+func (p *permissionFlag) String() string { return "" }
+
+func (p *permissionFlag) Set(s string) error {
+	login, role, ok := strings.Cut(s, "=")
+	switch role {
+	case "admin", "maintain", "write", "triage", "read", "none":
+	default:
+		ok = false
+	}
+	if !ok || login == "" {
+		return fmt.Errorf("want LOGIN=ROLE (admin, maintain, write, triage, read or none), got %q", s)
+	}
+	*p = append(*p, struct{ login, role string }{login, role})
+	return nil
 }
 
 // refFlag collects -ref OWNER/REPO@REF=SHA.

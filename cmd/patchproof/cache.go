@@ -2,15 +2,21 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/cachedir"
 	"github.com/patchproof/patchproof/internal/secretenv"
+	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 // cacheCmd is `patchproof cache`: the builds in the cache, and
@@ -34,11 +40,14 @@ func cacheCmd(_ context.Context, stdout, stderr io.Writer, args []string) error 
 	if fs.NArg() > 0 {
 		return fs.usageErrorf("unexpected argument %q", fs.Arg(0))
 	}
-	if *dir == "" {
-		var err error
-		if *dir, err = cachedir.Default(secretenv.Getenv); err != nil {
-			return err
-		}
+	from, err := resolveCache(dir)
+	if err != nil {
+		return err
+	}
+	// A cache named that is not there is a typo, not an empty cache; the
+	// default one is absent until a run makes it.
+	if err := checkCacheDir(from, *dir, from != ""); err != nil {
+		return err
 	}
 	var max int64
 	if *maxFlag != "" {
@@ -79,6 +88,59 @@ func cacheCmd(_ context.Context, stdout, stderr io.Writer, args []string) error 
 	}
 	fmt.Fprintf(stdout, "%s %d builds, %s\n", verb, len(removed), formatSize(freed))
 	return nil
+}
+
+// resolveCache fills *dir with the cache directory: --cache, else
+// $PATCHPROOF_CACHE, else the default. It returns how the directory was
+// named, for errors, "" for the default.
+func resolveCache(dir *string) (from string, err error) {
+	switch {
+	case *dir != "":
+		return "--cache", nil
+	case secretenv.Getenv("PATCHPROOF_CACHE") != "":
+		*dir = secretenv.Getenv("PATCHPROOF_CACHE")
+		return "$PATCHPROOF_CACHE", nil
+	}
+	*dir, err = cachedir.Default(secretenv.Getenv)
+	return "", err
+}
+
+// checkCacheDir refuses, as bad input naming it, a cache directory that
+// is something else (a file, a device), or that could not be made (its
+// nearest existing directory is a file), or, with exist, that is not
+// there at all.
+func checkCacheDir(from, dir string, exist bool) error {
+	if from == "" {
+		from = "cache"
+	}
+	bad := func(err error) error { return &results.InputError{Input: from + " " + dir, Err: err} }
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil
+	case err == nil:
+		return bad(errors.New("not a directory"))
+	case !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+		return bad(err)
+	case exist && errors.Is(err, fs.ErrNotExist):
+		return bad(errors.New("no such directory"))
+	}
+	// Not there: a run would make it, unless what it would be made in is
+	// not a directory.
+	for p := filepath.Dir(dir); ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		switch {
+		case err == nil && fi.IsDir():
+			if exist {
+				return bad(errors.New("no such directory"))
+			}
+			return nil
+		case err == nil:
+			return bad(fmt.Errorf("%s is not a directory", p))
+		case p == filepath.Dir(p):
+			return bad(err)
+		}
+	}
 }
 
 // writeEntries lists the builds, least recently used first (the first to

@@ -9,7 +9,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/patchproof/patchproof/builders"
-	"github.com/patchproof/patchproof/internal/cachedir"
 	"github.com/patchproof/patchproof/internal/secretenv"
 	"github.com/patchproof/patchproof/pipeline"
 	"github.com/patchproof/patchproof/pipeline/results"
@@ -54,10 +53,14 @@ func doctorCmd(ctx context.Context, stdout, stderr io.Writer, args []string) err
 			return &results.InputError{Input: "--stages " + *stages, Err: err}
 		}
 	}
-	if *cache == "" {
-		if *cache, err = cachedir.Default(secretenv.Getenv); err != nil {
-			return err
-		}
+	from, err := resolveCache(cache)
+	if err != nil {
+		return err
+	}
+	// Its free disk is checked: one that is no directory (or could not
+	// be made) would report another file system's.
+	if err := checkCacheDir(from, *cache, false); err != nil {
+		return err
 	}
 	rep := doctorReport{Builder: string(builder), Stages: set.Names(), Requirements: pipeline.RequirementsOf(builder, set),
 		Host: pipeline.HostChecks(pipeline.HostOptions{Stages: set, Builder: builder, Cache: *cache, Euid: -1})}

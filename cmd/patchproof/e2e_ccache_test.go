@@ -108,6 +108,7 @@ func TestE2ECCacheHeadCannotPoison(t *testing.T) {
 			before := digestTree(t, shared)
 
 			b := &builders.Builder{Exec: tt.exec, CacheDir: cache, CCache: true}
+			defer b.Release()
 			var log bytes.Buffer
 			_, err = b.Build(context.Background(), builders.Spec{
 				Label: "poison/nts", Side: side.Head, Source: src, TreeHash: "poison-e2e", Variant: builders.NTS,

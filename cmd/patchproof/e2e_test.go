@@ -332,6 +332,7 @@ func deriveHead(t *testing.T, name string, changed []string, edit func(src strin
 		cache = filepath.Join(cache, "patchproof")
 	}
 	b := &builders.Builder{Exec: &builders.Host{}, CacheDir: cache, CCache: true}
+	defer b.Release()
 	var log bytes.Buffer
 	got, err := b.Build(context.Background(), builders.Spec{
 		Label: name + "/nts", Side: side.Head, Source: src, TreeHash: name + "-e2e", Variant: builders.NTS,

@@ -59,6 +59,9 @@ func TestBadFlagValues(t *testing.T) {
 		{"GitHub API not a URL", run("--github-api", "::bad"), "--github-api ::bad"},
 		{"GitHub API not HTTP", run("--github-api", "ftp://example.com/"), "--github-api ftp://example.com/"},
 		{"GitHub API no host", run("--github-api", "https:///api"), "--github-api https:///api"},
+		{"GitHub API with a space", run("--github-api", "http://127.0.0.1:1/api v3/"), "--github-api http://127.0.0.1:1/api v3/"},
+		{"GitHub API with a space after it", run("--github-api", "http://127.0.0.1:1/api/v3/ x"), "--github-api http://127.0.0.1:1/api/v3/ x"},
+		{"GitHub API with a query", run("--github-api", "http://127.0.0.1:1/api/v3/?x=1"), "--github-api http://127.0.0.1:1/api/v3/?x=1"},
 		{"stages none", run("--stages", ","), "--stages ,"},
 		{"stages empty", run("--stages", ""), "--stages"},
 		{"stages empty item", run("--stages", "checkout,"), "--stages checkout,"},
@@ -104,6 +107,8 @@ func TestBadFlagValues(t *testing.T) {
 		{"head without repo", []string{"run", "--head", "mysqlnd-atomic-stats"}, "--head mysqlnd-atomic-stats"},
 
 		{"report: GitHub API not a URL", []string{"report", "--post", "--pr", "1", "--github-api", "::bad", "RESULTS"}, "--github-api ::bad"},
+		{"report: GitHub API with a space", []string{"report", "--post", "--pr", "1", "--github-api", "http://127.0.0.1:1/a b/", "RESULTS"}, "--github-api http://127.0.0.1:1/a b/"},
+		{"plan: GitHub API with a space", []string{"plan", "--event", "RESULTS", "--github-api", "http://127.0.0.1:1/a b/"}, "--github-api http://127.0.0.1:1/a b/"},
 		{"report: negative PR", []string{"report", "--post", "--pr", "-3", "RESULTS"}, "--pr -3"},
 		{"report: no targets expected", []string{"report", "--expect-targets", ",", "RESULTS"}, "--expect-targets ,"},
 		{"doctor: builder unknown", []string{"doctor", "--builder", "podman"}, "--builder podman"},
@@ -148,6 +153,66 @@ func TestBadFlagValues(t *testing.T) {
 				t.Errorf("bad input prepared the bundled demo")
 			}
 		})
+	}
+}
+
+// A cache named with --cache (or $PATCHPROOF_CACHE) that is no directory
+// is bad input, named in one line, exit 2: doctor does not report the
+// free disk of what /dev/null is on, and cache does not list a typo as an
+// empty cache. The default cache may be absent: nothing was cached yet.
+func TestCacheDirFlag(t *testing.T) {
+	cleanEnv(t)
+	t.Setenv("PATCHPROOF_CACHE", "")
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	typo := filepath.Join(dir, "typo")
+	for _, tt := range []struct {
+		name  string
+		args  []string
+		env   string // $PATCHPROOF_CACHE
+		names string
+	}{
+		{name: "doctor: a device", args: []string{"doctor", "--stages", "checkout", "--cache", "/dev/null"}, names: "--cache /dev/null: not a directory"},
+		{name: "doctor: a file", args: []string{"doctor", "--stages", "checkout", "--cache", file}, names: "--cache " + file + ": not a directory"},
+		{name: "doctor: beneath a file", args: []string{"doctor", "--stages", "checkout", "--cache", file + "/cache"}, names: "--cache " + file + "/cache: " + file + " is not a directory"},
+		{name: "doctor: from the environment", args: []string{"doctor", "--stages", "checkout"}, env: "/dev/null", names: "$PATCHPROOF_CACHE /dev/null: not a directory"},
+		{name: "cache: a typo", args: []string{"cache", "--cache", typo}, names: "--cache " + typo + ": no such directory"},
+		{name: "cache prune: a typo", args: []string{"cache", "prune", "--cache", typo}, names: "--cache " + typo + ": no such directory"},
+		{name: "cache: a file", args: []string{"cache", "--cache", file}, names: "--cache " + file + ": not a directory"},
+		{name: "cache: from the environment", args: []string{"cache"}, env: typo, names: "$PATCHPROOF_CACHE " + typo + ": no such directory"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("PATCHPROOF_CACHE", tt.env)
+			var stdout, stderr bytes.Buffer
+			err := patchproof(context.Background(), &stdout, &stderr, tt.args)
+			if code := exitCode(&stderr, err); code != 2 {
+				t.Errorf("exit %d, want 2 (err %v)\n%s", code, err, stdout.String())
+			}
+			line := strings.TrimSuffix(stderr.String(), "\n")
+			if strings.Contains(line, "\n") || !strings.Contains(line, tt.names) {
+				t.Errorf("stderr %q: want one line saying %q", stderr.String(), tt.names)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("printed a report of a cache that is not one:\n%s", stdout.String())
+			}
+			if _, err := os.Stat(typo); !os.IsNotExist(err) {
+				t.Errorf("made %s", typo)
+			}
+		})
+	}
+	// Absent, the default cache is an empty one; a --cache doctor checks
+	// before the first run makes it is fine too.
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CACHE_HOME", "")
+	for _, args := range [][]string{{"cache"}, {"doctor", "--stages", "checkout", "--cache", typo}} {
+		var stdout, stderr bytes.Buffer
+		err := patchproof(context.Background(), &stdout, &stderr, args)
+		if code := exitCode(&stderr, err); code == 2 && strings.Contains(stderr.String(), "cache") {
+			t.Errorf("%v: exit %d: %s", args, code, stderr.String())
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/patchproof/patchproof/internal/ghactions"
 	"github.com/patchproof/patchproof/pipeline"
@@ -27,7 +28,9 @@ first line is
 
 (or '/patchproof help'), and the label "patchproof" on a pull request. The
 user who acted must have write, maintain or admin on the repository the
-workflow runs in. The head commit is the one the trigger names: a comment's
+workflow runs in: that is asked first, and of anyone else nothing more is
+read or planned. Backport and merge-up branches must be branches of the
+PR's repository, by their exact names. The head commit is the one the trigger names: a comment's
 SHA (a prefix of the PR's head), else a head pushed before the comment was
 written (from the head repository's activity log), a label's commit, or the
 head at dispatch.
@@ -38,9 +41,11 @@ threads, stages, supersedes) to --output, all at once: a refused trigger
 writes nothing, prints one ::error:: line and exits 2. With --answer the
 plan also answers on the PR: a pending "queued" status on the head of an
 accepted trigger (and an error "superseded" one on an earlier head whose
-run is still pending: supersedes=true), a reply saying why to a refused
-one, the grammar to '/patchproof help'. The token is $GITHUB_TOKEN, else
-$GH_TOKEN.`
+run is still pending: supersedes=true), a one-line reply saying why to a
+refused one, the grammar to '/patchproof help'. A user without write
+access gets one short reply, whatever they asked, at most once a day on a
+PR (the plan looks for its own earlier one first). The token is
+$GITHUB_TOKEN, else $GH_TOKEN.`
 
 // planCmd is 'patchproof plan'.
 func planCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error {
@@ -119,13 +124,27 @@ func plan(ctx context.Context, stdout, stderr io.Writer, opt trigger.Options, ev
 }
 
 // answerRefusal replies on the PR to a refused trigger, or to help. A reply
-// that fails is a warning: the refusal is the plan's answer either way.
+// that fails is a warning: the refusal is the plan's answer either way. An
+// answer to be given once in trigger.Quiet (to a user without write
+// access) is not given when the PR has one of ours from then, nor when
+// whether it has cannot be read: at most one, rather than one a comment.
 func answerRefusal(ctx context.Context, stderr io.Writer, client *github.Client, opt trigger.Options, refusal error) {
 	a, ok := trigger.AnswerFor(opt, refusal)
 	if !ok {
 		return
 	}
 	owner, name, _ := strings.Cut(a.Repo, "/")
+	if a.Once != "" {
+		url, found, err := client.RecentReply(ctx, owner, name, a.PR, a.Once, time.Now().Add(-trigger.Quiet))
+		switch {
+		case err != nil:
+			fmt.Fprintf(stderr, "::warning::not answered: %s\n", ghactions.Message(err.Error()))
+			return
+		case found:
+			fmt.Fprintf(stderr, "::notice::not answered on %s#%d: answered so within %s: %s\n", a.Repo, a.PR, trigger.Quiet, ghactions.Message(url))
+			return
+		}
+	}
 	out, err := client.Reply(ctx, owner, name, a.PR, a.Body)
 	if err != nil {
 		fmt.Fprintf(stderr, "::warning::%s\n", ghactions.Message(err.Error()))

@@ -45,6 +45,8 @@ func planFake(t *testing.T) *githubfake.Fake {
 		Head: githubfake.Branch{Owner: "alice", Repo: "php-src", Ref: "atomic-stats", SHA: planHead}})
 	f.AddActivity("alice", "php-src", githubfake.Activity{Ref: "atomic-stats", After: planHead, Time: planCommentAt.Add(-time.Hour)})
 	f.AddRef("patchproof", "patchproof", "main", planTool)
+	f.AddBranch("php", "php-src", "PHP-8.4", strings.Repeat("5", 40))
+	f.AddBranch("php", "php-src", "PHP-8.5", strings.Repeat("6", 40))
 	f.SetPermission("php", "php-src", "maintainer", "maintain")
 	f.SetPermission("php", "php-src", "member", "read")
 	return f
@@ -269,9 +271,9 @@ func TestPlanAnswerAccepted(t *testing.T) {
 	}
 }
 
-// A refused trigger, with --answer, gets a reply saying why and how to ask,
-// the comment's own words escaped; the plan still writes nothing and
-// exits 2.
+// A refused trigger, with --answer, gets a reply of one line saying why
+// and where the grammar is, the comment's own words escaped; the plan
+// still writes nothing and exits 2.
 func TestPlanAnswerRefused(t *testing.T) {
 	f := planFake(t)
 	code, stdout, stderr := runPlan(t, f, "--answer", "--run-id", "501", "--github-login", "github-actions[bot]",
@@ -287,11 +289,8 @@ func TestPlanAnswerRefused(t *testing.T) {
 		t.Fatalf("%d comments, want one reply", len(cs))
 	}
 	body := cs[0].Body
-	for _, want := range []string{"@maintainer patchproof did not run: bad backport branch: &lt;img&gt;@\u2060everyone.",
-		"```text\n" + trigger.Grammar + "\n```", "`/patchproof help`"} {
-		if !strings.Contains(body, want) {
-			t.Errorf("reply lacks %q:\n%s", want, body)
-		}
+	if want := "@maintainer patchproof did not run: bad backport branch: &lt;img&gt;@\u2060everyone. `/patchproof help` shows how to ask.\n"; body != want {
+		t.Errorf("reply %q, want %q", body, want)
 	}
 	if strings.Contains(body, "<img") || strings.HasPrefix(body, "/") {
 		t.Errorf("reply is not escaped, or begins with a command:\n%s", body)
@@ -299,20 +298,100 @@ func TestPlanAnswerRefused(t *testing.T) {
 	if got := ourStatuses(f, planHead); len(got) != 0 {
 		t.Errorf("a refused trigger set statuses %q", got)
 	}
-	// Who may not trigger is answered too: they asked.
+	// Who may not trigger is answered too, once a day (TestPlanNoAccess).
 	code, _, _ = runPlan(t, f, "--answer", "--github-login", "github-actions[bot]", "--event", commentFile(t, "member", "/patchproof"))
 	if cs := f.Comments("php", "php-src", 1); code != 2 || len(cs) != 2 || !strings.Contains(cs[1].Body, "member has permission read") {
 		t.Errorf("exit %d; comments %+v; want a second reply naming the permission", code, cs)
 	}
 }
 
-// "/patchproof help" is answered with the grammar, whoever asks; nothing
-// is planned, and the plan job succeeds.
+// Anyone may comment on a public repository's pull requests: the plan acts
+// on, and answers, only users with write access. Anyone else's comment,
+// whatever it asks (help, words that do not parse, a branch), is refused
+// before it is read, and answered in one short line at most once a day on
+// a PR: the first since the last day's is, the others are not.
+func TestPlanNoAccess(t *testing.T) {
+	f := planFake(t)
+	f.SetPermission("php", "php-src", "triager", "triage")
+	answer := func(user, body string) {
+		t.Helper()
+		code, stdout, stderr := runPlan(t, f, "--answer", "--run-id", "900", "--github-login", "github-actions[bot]",
+			"--event", commentFile(t, user, body))
+		if code != 2 || stdout != "" || strings.Count(stderr, "::error::") != 1 ||
+			!strings.Contains(stderr, "trigger refused: "+user+" has permission read") {
+			t.Errorf("%s %q: exit %d, stdout %q, stderr %q; want 2, nothing, and the refusal", user, body, code, stdout, stderr)
+		}
+	}
+	// A day and more ago, a reply.
+	f.SetClock(func() time.Time { return time.Now().Add(-25 * time.Hour) })
+	answer("member", "/patchproof")
+	// Now: one reply more, for all of these together.
+	f.SetClock(time.Now)
+	for _, c := range []struct{ user, body string }{
+		{"member", "/patchproof"}, {"member", "/patchproof help"}, {"stranger", "/patchproof a b c"},
+		{"triager", "/patchproof PHP-8.4"}, {"member", "/patchproof rerun"}, {"stranger", "/patchproof none merge-up=PHP-8.5"},
+	} {
+		answer(c.user, c.body)
+	}
+	cs := f.Comments("php", "php-src", 1)
+	if len(cs) != 2 {
+		t.Fatalf("%d replies, want 2 (a day ago, and the first now)", len(cs))
+	}
+	for _, c := range cs {
+		if c.Author != "github-actions[bot]" || !strings.HasPrefix(c.Body, "@member patchproof did not run: member has permission read on php/php-src") ||
+			strings.Contains(c.Body, "/patchproof [BRANCH") || len(c.Body) > 400 {
+			t.Errorf("reply by %s of %d bytes, want one short line without the grammar:\n%s", c.Author, len(c.Body), c.Body)
+		}
+	}
+	// Nothing of the PR was read, nothing set on it.
+	if n := f.Count("GET", "/repos/php/php-src/pulls/"); n != 0 {
+		t.Errorf("the PR was read %d times", n)
+	}
+	if got := ourStatuses(f, planHead); len(got) != 0 {
+		t.Errorf("statuses %q set for users without write access", got)
+	}
+}
+
+// A word that is neither a command nor a branch of the repository (branch
+// names are case-sensitive) is refused, naming it, in one line and a reply
+// of one line that points to /patchproof help; it is never planned.
+func TestPlanUnknownWords(t *testing.T) {
+	for _, tt := range []struct{ body, word string }{
+		{"/patchproof rerun", "rerun"},
+		{"/patchproof php-8.4", "php-8.4"},
+		{"/patchproof PHP-8.4,PHP-8.6", "PHP-8.6"},
+		{"/patchproof none merge-up=PHP-8.5,main", "main"},
+	} {
+		t.Run(tt.body, func(t *testing.T) {
+			f := planFake(t)
+			code, stdout, stderr := runPlan(t, f, "--answer", "--github-login", "github-actions[bot]", "--event", commentFile(t, "maintainer", tt.body))
+			if code != 2 || stdout != "" {
+				t.Fatalf("exit %d, outputs %q; want 2 and none", code, stdout)
+			}
+			want := "\n::error::patchproof plan: trigger refused: " + tt.word + " is neither a command nor a branch of php/php-src"
+			if !strings.Contains("\n"+stderr, want) || strings.Count(stderr, "::error::") != 1 {
+				t.Errorf("stderr %q, want one error line starting %q", stderr, want[1:])
+			}
+			cs := f.Comments("php", "php-src", 1)
+			if len(cs) != 1 || strings.Count(strings.TrimSpace(cs[0].Body), "\n") != 0 ||
+				!strings.Contains(cs[0].Body, tt.word+" is neither a command nor a branch") || !strings.Contains(cs[0].Body, "`/patchproof help`") {
+				t.Errorf("replies %+v, want one line naming %s and /patchproof help", cs, tt.word)
+			}
+			if got := ourStatuses(f, planHead); len(got) != 0 {
+				t.Errorf("a refused trigger set statuses %q", got)
+			}
+		})
+	}
+}
+
+// "/patchproof help" of a maintainer is answered with the grammar; nothing
+// is planned, and the plan job succeeds. Anyone else's is refused as any
+// comment of theirs is (TestPlanNoAccess).
 func TestPlanAnswerHelp(t *testing.T) {
 	f := planFake(t)
 	out := filepath.Join(t.TempDir(), "github_output")
 	code, _, stderr := runPlan(t, f, "--answer", "--github-login", "github-actions[bot]", "--output", out,
-		"--event", commentFile(t, "member", "/patchproof help"))
+		"--event", commentFile(t, "maintainer", "/patchproof help"))
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -320,13 +399,20 @@ func TestPlanAnswerHelp(t *testing.T) {
 		t.Errorf("help wrote outputs: %v", err)
 	}
 	cs := f.Comments("php", "php-src", 1)
-	if len(cs) != 1 || !strings.HasPrefix(cs[0].Body, "@member patchproof validates this pull request") ||
+	if len(cs) != 1 || !strings.HasPrefix(cs[0].Body, "@maintainer patchproof validates this pull request") ||
 		!strings.Contains(cs[0].Body, trigger.Grammar) {
 		t.Fatalf("comments %+v, want one reply with the grammar", cs)
 	}
 	// Without --answer, nothing is posted.
-	if code, _, _ := runPlan(t, f, "--event", commentFile(t, "member", "/patchproof help")); code != 0 || len(f.Comments("php", "php-src", 1)) != 1 {
+	if code, _, _ := runPlan(t, f, "--event", commentFile(t, "maintainer", "/patchproof help")); code != 0 || len(f.Comments("php", "php-src", 1)) != 1 {
 		t.Errorf("without --answer: exit %d, comments %d", code, len(f.Comments("php", "php-src", 1)))
+	}
+	// A member who may only read gets no grammar.
+	if code, _, _ := runPlan(t, f, "--answer", "--github-login", "github-actions[bot]", "--event", commentFile(t, "member", "/patchproof help")); code != 2 {
+		t.Errorf("help of a member: exit %d, want 2", code)
+	}
+	if cs := f.Comments("php", "php-src", 1); len(cs) != 2 || strings.Contains(cs[1].Body, trigger.Grammar) {
+		t.Errorf("help of a member: comments %+v, want a short refusal", cs)
 	}
 }
 

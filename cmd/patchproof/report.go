@@ -176,11 +176,18 @@ func readResults(path string) (*results.Result, error) {
 	res, err := results.Read(path)
 	var pe *fs.PathError
 	var ve *results.VersionError
+	var se *results.SizeError
 	switch {
 	case errors.As(err, &pe):
 		return nil, &results.InputError{Input: path, Err: pe.Err}
+	case errors.As(err, &ve) && ve.Missing:
+		// Not read as passed: a file without a version is no
+		// patchproof run's, whatever its status says.
+		return nil, &results.InputError{Input: path, Err: fmt.Errorf("no schema_version: refused (this patchproof reads versions 1 to %d)", results.SchemaVersion)}
 	case errors.As(err, &ve):
-		return nil, &results.InputError{Input: path, Err: fmt.Errorf("schema_version %d is not one this patchproof reads (0 to %d)", ve.Version, results.SchemaVersion)}
+		return nil, &results.InputError{Input: path, Err: fmt.Errorf("schema_version %d is not one this patchproof reads (1 to %d)", ve.Version, results.SchemaVersion)}
+	case errors.As(err, &se):
+		return nil, &results.InputError{Input: path, Err: fmt.Errorf("larger than %d MiB, the most a results.json may be", se.Max>>20)}
 	case err != nil:
 		cause := err
 		if u := errors.Unwrap(err); u != nil {

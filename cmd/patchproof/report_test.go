@@ -32,7 +32,7 @@ func jobResult(target string, started time.Time, codediffStatus results.Status) 
 		identical = 483
 	}
 	res := &results.Result{
-		Tool: "patchproof", Version: "0.1.0", StartedAt: started, Status: results.StatusPassed,
+		SchemaVersion: results.SchemaVersion, Tool: "patchproof", Version: "0.1.0", StartedAt: started, Status: results.StatusPassed,
 		Settings: results.Settings{Repo: pipeline.DefaultRepo, PR: 4242, Variants: []string{"nts"}, Builder: "host", Profile: "mysql", Jobs: 4},
 		Targets: []*results.TargetResult{{
 			Name: target, Repo: pipeline.DefaultRepo,
@@ -166,6 +166,60 @@ func TestReportUnknownSchemaVersion(t *testing.T) {
 	}
 }
 
+// A results.json that names no schema_version (or an old one's 0) is
+// refused in one line naming the file, exit 2, and nothing is posted:
+// whatever wrote it, its "passed" is no patchproof run's verdict.
+func TestReportNoSchemaVersion(t *testing.T) {
+	cleanEnv(t)
+	f := fakePR(t)
+	good := writeResult(t, jobResult("master", time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC), results.StatusPassed))
+	for _, tt := range []struct {
+		name, drop, want string
+	}{
+		{"no schema_version", `"schema_version":1,`, "no schema_version"},
+		{"schema_version 0", `"schema_version":1,`, "schema_version 0"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := os.ReadFile(good)
+			if err != nil {
+				t.Fatal(err)
+			}
+			repl := ""
+			if tt.want == "schema_version 0" {
+				repl = `"schema_version":0,`
+			}
+			if !bytes.Contains(b, []byte(tt.drop)) {
+				t.Fatalf("%s lacks %s", good, tt.drop)
+			}
+			path := filepath.Join(t.TempDir(), "results.json")
+			if err := os.WriteFile(path, bytes.Replace(b, []byte(tt.drop), []byte(repl), 1), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr := runReport(t, "--post", "--github-api", f.URL(), path)
+			line := strings.TrimSuffix(stderr, "\n")
+			if code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, path) || !strings.Contains(line, tt.want) {
+				t.Errorf("exit %d, stderr %q; want 2 and one line naming %s and %q", code, stderr, path, tt.want)
+			}
+			if stdout != "" || len(f.Comments("php", "php-src", 4242)) != 0 || len(f.Statuses("php", "php-src", headSHA)) != 0 {
+				t.Errorf("a results.json without a version was reported: stdout %.100q, comments %+v, statuses %+v",
+					stdout, f.Comments("php", "php-src", 4242), f.Statuses("php", "php-src", headSHA))
+			}
+		})
+	}
+	// A file over the bound is refused naming it and the bound, unread.
+	big := filepath.Join(t.TempDir(), "results.json")
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, results.MaxFileBytes+1); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runReport(t, big)
+	if line := strings.TrimSuffix(stderr, "\n"); code != 2 || strings.Contains(line, "\n") || !strings.Contains(line, big) || !strings.Contains(line, "64 MiB") {
+		t.Errorf("exit %d, stderr %q; want 2 and one line naming %s and its bound", code, stderr, big)
+	}
+}
+
 // The results of a run that checked nothing (its checkout only) report
 // so, and exit 2: nothing was validated.
 func TestReportNothingChecked(t *testing.T) {
@@ -290,6 +344,11 @@ func TestReportOlderRunLeavesStatus(t *testing.T) {
 		{"200", failing, 1, []status{{"failure", "failed: codediff: master: NTS machine code changed: check failed (run 200)"}}, ""},
 		{"100", passing, 0, []status{{"failure", "failed: codediff: master: NTS machine code changed: check failed (run 200)"}},
 			"note: no commit status: the status on " + headSHA[:12] + " is of a newer run (200)"},
+		// A report without $GITHUB_RUN_ID (a laptop's, stamped with its
+		// start) is never newer than a workflow run: it leaves the
+		// failure too.
+		{"", passing, 0, []status{{"failure", "failed: codediff: master: NTS machine code changed: check failed (run 200)"}},
+			"note: no commit status: the status on " + headSHA[:12] + " is workflow run 200's, which a report without $GITHUB_RUN_ID never replaces"},
 		{"300", passing, 0, []status{
 			{"failure", "failed: codediff: master: NTS machine code changed: check failed (run 200)"},
 			{"success", "passed: master NTS 484/484 identical (run 300)"}}, ""},
@@ -308,6 +367,9 @@ func TestReportOlderRunLeavesStatus(t *testing.T) {
 		}
 		if !strings.Contains(stderr, step.note) {
 			t.Errorf("run %s: stderr %q lacks %q", step.run, stderr, step.note)
+		}
+		if step.run == "" {
+			continue // the comment orders as before: the poster's
 		}
 		if cs := f.Comments("php", "php-src", 4242); len(cs) != 1 || !strings.Contains(cs[0].Body, " run="+max(step.run, "200")+" ") {
 			t.Errorf("run %s: comments %+v, want one, of the newest run", step.run, cs)

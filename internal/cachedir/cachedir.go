@@ -111,11 +111,106 @@ func TryLock(path string) (unlock func(), ok bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, false, err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	f, ok, err := tryFlock(path, syscall.LOCK_EX)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	return held(f), true, nil
+}
+
+// Held is a flock this process holds on a lock file, exclusive or
+// shared, kept for as long as what it guards is in use: a build cache
+// entry a run reads from its build stage to its end.
+type Held struct {
+	f    *os.File
+	path string
+}
+
+// Release releases the lock; a second Release does nothing.
+func (h *Held) Release() {
+	if h == nil || h.f == nil {
+		return
+	}
+	syscall.Flock(int(h.f.Fd()), syscall.LOCK_UN)
+	h.f.Close()
+	h.f = nil
+}
+
+// Share makes an exclusive lock shared, in place, so that other readers
+// may take it while no writer can: a writer that made an entry goes on
+// reading it. flock(2) does not promise the conversion is atomic (the
+// exclusive lock may be dropped before the shared one is placed), so a
+// caller checks afterwards that what it guards is still there.
+func (h *Held) Share() error {
+	if err := syscall.Flock(int(h.f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		return fmt.Errorf("share the lock %s: %w", h.path, err)
+	}
+	return nil
+}
+
+// LockHeld is LockContext returning the lock as a Held, which Share can
+// make shared.
+func LockHeld(ctx context.Context, path string, log io.Writer) (*Held, error) {
+	f, err := lockContext(ctx, path, syscall.LOCK_EX, log)
+	if err != nil {
+		return nil, err
+	}
+	held(f)
+	return &Held{f: f, path: path}, nil
+}
+
+// ReadOrLockContext waits for one of two locks on path, for an entry that
+// one writer makes and any number of readers then use: a shared lock while
+// ready says the entry is there to read (shared is true), else the
+// exclusive lock, to make it. A reader that finds no entry and a writer
+// under way waits for the writer and then reads what it made, though
+// other readers hold the entry from then on; one that finds no entry and
+// no one about makes it. It tells log once whom it waits for, and gives
+// up with ctx.Err() when ctx is done, as LockContext does.
+func ReadOrLockContext(ctx context.Context, path string, log io.Writer, ready func() bool) (h *Held, shared bool, err error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, false, err
+	}
+	told := false
+	for {
+		f, ok, err := tryFlock(path, syscall.LOCK_SH)
+		if err != nil {
+			return nil, false, err
+		}
+		if ok {
+			if ready() {
+				return &Held{f: f, path: path}, true, nil
+			}
+			syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+			f.Close()
+		}
+		if f, ok, err = tryFlock(path, syscall.LOCK_EX); err != nil {
+			return nil, false, err
+		} else if ok {
+			held(f)
+			return &Held{f: f, path: path}, false, nil
+		}
+		if !told {
+			told = true
+			fmt.Fprintf(log, "waiting for %s held by %s\n", path, holder(path))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, false, fmt.Errorf("lock %s: %w", path, ctx.Err())
+		case <-time.After(pollInterval):
+		}
+	}
+}
+
+// tryFlock opens path (created if needed) and takes the flock how on it if
+// no one holds a conflicting one; ok is false, and nothing is open, if
+// someone does.
+func tryFlock(path string, how int) (f *os.File, ok bool, err error) {
+	f, err = os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, false, err
 	}
-	switch err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); {
+	switch err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); {
 	case errors.Is(err, syscall.EWOULDBLOCK):
 		f.Close()
 		return nil, false, nil
@@ -123,7 +218,7 @@ func TryLock(path string) (unlock func(), ok bool, err error) {
 		f.Close()
 		return nil, false, fmt.Errorf("lock %s: %w", path, err)
 	}
-	return held(f), true, nil
+	return f, true, nil
 }
 
 // held records this process as the holder of the lock just taken on f and

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -127,4 +128,82 @@ func TestSharedLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	r3()
+}
+
+// TestReadOrLock: with nothing there and no one about, the exclusive lock
+// (to make the entry); once made and shared, others read it alongside and
+// no exclusive taker gets in; one that waits for a writer reads what the
+// writer made when it shares, though the writer still holds it.
+func TestReadOrLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "builds", "key.lock")
+	ctx := context.Background()
+	var made atomic.Bool
+	ready := made.Load
+
+	w, shared, err := ReadOrLockContext(ctx, path, &bytes.Buffer{}, ready)
+	if err != nil || shared {
+		t.Fatalf("ReadOrLockContext of nothing = %v, shared %v; want the exclusive lock", err, shared)
+	}
+	if h, ok := ReadHolder(path); !ok || h.PID != os.Getpid() {
+		t.Errorf("the writer is not recorded: %+v, %v", h, ok)
+	}
+	// A reader waits for the writer, and reads when it shares.
+	got := make(chan bool, 1)
+	var log bytes.Buffer
+	var r *Held
+	go func() {
+		var shared bool
+		var err error
+		r, shared, err = ReadOrLockContext(ctx, path, &log, ready)
+		got <- err == nil && shared
+	}()
+	select {
+	case <-got:
+		t.Fatal("a reader got in under the writer")
+	case <-time.After(200 * time.Millisecond):
+	}
+	made.Store(true)
+	if err := w.Share(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ok := <-got:
+		if !ok {
+			t.Fatal("the waiting reader did not get the entry shared")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting reader still waits for a writer that shares")
+	}
+	if !strings.Contains(log.String(), fmt.Sprintf("held by pid %d", os.Getpid())) {
+		t.Errorf("wait log %q does not name the writer", log.String())
+	}
+	// Readers keep any exclusive taker (a prune) out, until the last goes.
+	if _, ok, err := TryLock(path); err != nil || ok {
+		t.Errorf("TryLock with two readers = %v, %v; want it refused", ok, err)
+	}
+	w.Release()
+	w.Release() // twice is nothing
+	if _, ok, err := TryLock(path); err != nil || ok {
+		t.Errorf("TryLock with a reader left = %v, %v; want it refused", ok, err)
+	}
+	r.Release()
+	unlock, ok, err := TryLock(path)
+	if err != nil || !ok {
+		t.Fatalf("TryLock after the readers = %v, %v; want it taken", ok, err)
+	}
+	// Under an exclusive holder, a reader gives up with its context.
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if _, _, err := ReadOrLockContext(short, path, &bytes.Buffer{}, ready); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("ReadOrLockContext under an exclusive holder = %v, want context.DeadlineExceeded", err)
+	}
+	unlock()
+	h, err := LockHeld(ctx, path, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := TryLock(path); ok {
+		t.Error("TryLock under LockHeld's lock got it")
+	}
+	h.Release()
 }

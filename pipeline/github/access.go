@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	gh "github.com/google/go-github/v60/github"
@@ -152,4 +153,40 @@ func (c *Client) ResolveCommit(ctx context.Context, owner, repo, ref string) (st
 		return "", c.fail(op, errors.New("the answer has no sha"))
 	}
 	return commit.GetSHA(), nil
+}
+
+// Branch returns the commit branch is at in owner/repo, and whether
+// owner/repo has a branch of exactly that name: GitHub answers a renamed
+// branch's old name with the new one (its redirect is followed), and a
+// name that differs in case is another branch, or none.
+func (c *Client) Branch(ctx context.Context, owner, repo, branch string) (sha string, ok bool, err error) {
+	op := fmt.Sprintf("read branch %s of %s/%s", branch, owner, repo)
+	// The name goes into the path as it is, slashes included, as
+	// ResolveCommit's ref does; each part escaped.
+	parts := strings.Split(branch, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	req, err := c.gh.NewRequest(http.MethodGet, fmt.Sprintf("repos/%s/%s/branches/%s",
+		url.PathEscape(owner), url.PathEscape(repo), strings.Join(parts, "/")), nil)
+	if err != nil {
+		return "", false, c.fail(op, err)
+	}
+	var out struct {
+		Name   string `json:"name"`
+		Commit struct {
+			SHA string `json:"sha"`
+		} `json:"commit"`
+	}
+	_, err = c.gh.Do(ctx, req, &out)
+	var er *gh.ErrorResponse
+	switch {
+	case errors.As(err, &er) && er.Response != nil && er.Response.StatusCode == http.StatusNotFound:
+		return "", false, nil
+	case err != nil:
+		return "", false, c.readFail(op, err)
+	case out.Name != branch:
+		return "", false, nil
+	}
+	return out.Commit.SHA, true, nil
 }

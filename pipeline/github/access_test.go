@@ -114,3 +114,36 @@ func TestResolveCommit(t *testing.T) {
 		t.Errorf("unknown ref: %v, want HTTP 422", err)
 	}
 }
+
+// A branch is there only by its exact name: another case is another
+// branch (or none), and GitHub's redirect from a renamed branch's old name
+// is not the name asked for.
+func TestBranch(t *testing.T) {
+	f := newFake(t)
+	f.AddBranch("php", "php-src", "PHP-8.4", baseSHA)
+	f.AddBranch("php", "php-src", "release/8.5", headSHA)
+	c, _ := newClient(t, f, appToken, github.Options{})
+	for _, tt := range []struct {
+		branch string
+		sha    string
+		ok     bool
+	}{
+		{"PHP-8.4", baseSHA, true},
+		{"php-8.4", "", false},
+		{"release/8.5", headSHA, true},
+		{"master", baseSHA, true}, // the PR's base
+		{"rerun", "", false},
+	} {
+		sha, ok, err := c.Branch(context.Background(), "php", "php-src", tt.branch)
+		if err != nil || ok != tt.ok || sha != tt.sha {
+			t.Errorf("Branch(%q) = %q, %v, %v; want %q, %v", tt.branch, sha, ok, err, tt.sha, tt.ok)
+		}
+	}
+	if _, _, err := c.Branch(context.Background(), "nobody", "nothing", "master"); err != nil {
+		t.Errorf("a repository GitHub does not know: %v, want no such branch", err)
+	}
+	f.FailNext("GET", "/repos/php/php-src/branches/", 403, 1)
+	if _, _, err := c.Branch(context.Background(), "php", "php-src", "PHP-8.4"); err == nil {
+		t.Error("Branch read a 403 as no such branch; want an error")
+	}
+}

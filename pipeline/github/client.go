@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	gh "github.com/google/go-github/v60/github"
 
@@ -179,8 +180,15 @@ type Client struct {
 }
 
 // CheckBaseURL rejects an API root that is not an http or https URL with a
-// host: what Options.BaseURL must be.
+// host: what Options.BaseURL must be. url.Parse takes a space in the path
+// and escapes it, so a root pasted with a space or a second word would
+// reach requests as another path: whitespace and control characters are
+// refused here, as are a query, a fragment and credentials, which no API
+// root has (the token is GITHUB_TOKEN's).
 func CheckBaseURL(s string) error {
+	if i := strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }); i >= 0 {
+		return fmt.Errorf("not a URL: a space or control character at byte %d", i)
+	}
 	u, err := url.Parse(s)
 	switch {
 	case err != nil:
@@ -189,6 +197,10 @@ func CheckBaseURL(s string) error {
 		return errors.New("not an http or https URL")
 	case u.Host == "":
 		return errors.New("the URL has no host")
+	case strings.ContainsAny(s, "?#"):
+		return errors.New("an API root has no query or fragment")
+	case u.User != nil:
+		return errors.New("an API root has no credentials: the token comes from GITHUB_TOKEN or GH_TOKEN")
 	}
 	return nil
 }

@@ -125,8 +125,11 @@
 // page until it finds one) and takes the newest of its own account in the
 // context: when that names a newer run, nothing is written
 // ([SkippedOlder]), so that an older run's report posted late never turns
-// a newer run's failure green. Stamps that do not order (none, or an id
-// against a time) let the poster win. Statuses cannot be edited or
+// a newer run's failure green. Unlike the comment's, a run id stands over
+// a time and over no stamp: a report outside Actions (stamped with a time,
+// or a status without a Run) never covers what a workflow run set, and an
+// id covers either. A status whose description names no run lets the
+// poster win. Statuses cannot be edited or
 // deleted, so two runs that set theirs at the same moment are mended
 // after the fact: having set its own, a run lists again and, when a status
 // of a newer run was set between its look and its write and ours now hides

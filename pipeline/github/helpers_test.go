@@ -132,3 +132,21 @@ func errKind(err error) string {
 func writes(f *githubfake.Fake) int {
 	return f.Count(http.MethodPost, "") + f.Count(http.MethodPatch, "") + f.Count(http.MethodDelete, "")
 }
+
+// setRaw sets a status as any client of the API would, past SetStatus's
+// rules: a status some run left, as it left it; context "" is
+// DefaultContext.
+func setRaw(t *testing.T, f *githubfake.Fake, token, sha, statusContext, state, description string) {
+	t.Helper()
+	g, err := gh.NewClient(nil).WithAuthToken(token).WithEnterpriseURLs(f.URL(), f.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if statusContext == "" {
+		statusContext = github.DefaultContext
+	}
+	st := &gh.RepoStatus{State: gh.String(state), Context: gh.String(statusContext), Description: gh.String(description)}
+	if _, _, err := g.Repositories.CreateStatus(context.Background(), "php", "php-src", sha, st); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	gh "github.com/google/go-github/v60/github"
@@ -42,6 +43,46 @@ func (c *Client) Reply(ctx context.Context, owner, repo string, number int, body
 		return Outcome{}, c.fail(op, err)
 	}
 	return Outcome{Action: Created, CommentID: ic.GetID(), URL: ic.GetHTMLURL()}, nil
+}
+
+// ReplyMarker is the hidden line that marks a reply of kind key (letters,
+// digits and ._/:@+-), at its end, so that RecentReply finds it again.
+func ReplyMarker(key string) string { return "<!-- patchproof:reply " + key + " -->" }
+
+// RecentReply reports whether the PR has a reply of ours (the token's
+// account's) marked with ReplyMarker(key) written at or after since, and
+// its page: a reply that must not be repeated is not. Only the comments
+// GitHub lists as updated since then are read (a reply is never edited).
+func (c *Client) RecentReply(ctx context.Context, owner, repo string, number int, key string, since time.Time) (string, bool, error) {
+	op := fmt.Sprintf("look for a recent %s reply on %s/%s#%d", key, owner, repo, number)
+	if !keyRE.MatchString(key) {
+		return "", false, c.fail(op, errors.New("key must be non-empty letters, digits and ._/:@+-"))
+	}
+	if !c.authed {
+		return "", false, c.fail(op, ErrNoToken)
+	}
+	login, err := c.whoami(ctx)
+	if err != nil {
+		return "", false, c.fail(op, err)
+	}
+	marker := ReplyMarker(key)
+	opts := &gh.IssueListCommentsOptions{Since: &since, ListOptions: gh.ListOptions{PerPage: commentsPerPage}}
+	for {
+		page, resp, err := c.gh.Issues.ListComments(ctx, owner, repo, number, opts)
+		if err != nil {
+			return "", false, c.readFail(op, err)
+		}
+		for _, ic := range page {
+			if strings.EqualFold(ic.GetUser().GetLogin(), login) && !ic.GetCreatedAt().Before(since) &&
+				strings.Contains(ic.GetBody(), marker) {
+				return ic.GetHTMLURL(), true, nil
+			}
+		}
+		if resp.NextPage == 0 {
+			return "", false, nil
+		}
+		opts.Page = resp.NextPage
+	}
 }
 
 // ShownStatus returns the newest status set on sha in context ("" for

@@ -5,6 +5,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/patchproof/patchproof/pipeline/github"
 )
@@ -39,5 +40,44 @@ func TestReply(t *testing.T) {
 	}
 	if n := len(f.Comments("php", "php-src", 1)); n != 2 {
 		t.Errorf("a dry run posted: %d comments", n)
+	}
+}
+
+// RecentReply finds our marked reply written since a time: not another
+// kind's, not one by someone else (a commenter can copy the marker), not
+// an older one.
+func TestRecentReply(t *testing.T) {
+	f := newFake(t)
+	clock := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	f.SetClock(func() time.Time { return clock })
+	c, _ := newClient(t, f, appToken, github.Options{Login: app})
+	ctx := context.Background()
+	find := func(since time.Time) bool {
+		t.Helper()
+		_, ok, err := c.RecentReply(ctx, "php", "php-src", 1, "no-access", since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ok
+	}
+	if find(clock.Add(-24 * time.Hour)) {
+		t.Error("found a reply on a PR without comments")
+	}
+	f.AddComment("php", "php-src", 1, "mallory", "copied "+github.ReplyMarker("no-access"))
+	f.AddComment("php", "php-src", 1, app, "another kind "+github.ReplyMarker("other"))
+	if find(clock.Add(-24 * time.Hour)) {
+		t.Error("found someone else's comment, or another kind's")
+	}
+	if _, err := c.Reply(ctx, "php", "php-src", 1, "@mallory short\n"+github.ReplyMarker("no-access")); err != nil {
+		t.Fatal(err)
+	}
+	if !find(clock.Add(-24 * time.Hour)) {
+		t.Error("did not find our reply of the last day")
+	}
+	if find(clock.Add(time.Second)) {
+		t.Error("found a reply older than asked for")
+	}
+	if n := f.Count("GET", "/repos/php/php-src/issues/1/comments"); n != 4 {
+		t.Errorf("%d listings, want one a look", n)
 	}
 }

@@ -31,7 +31,9 @@ type Status struct {
 	// Run orders the runs that set a status in Context on a commit, as
 	// Comment.Run orders comments: it ends the description, "(run 200)",
 	// and a status is not set over one of ours that names a newer run.
-	// "" sets the status whatever is there, without a stamp.
+	// A run id stands over a time and over no stamp (""): a status that
+	// names no run id (a report run outside Actions) is never set over
+	// one of ours that names one.
 	Run string
 }
 
@@ -83,12 +85,13 @@ func stamped(description, run string) string {
 	return truncate(description, maxDescription-utf8.RuneCountInString(suffix)) + suffix
 }
 
-// SetStatus sets status s on commit sha of owner/repo, unless s.Run is set
-// and our newest status in its context there (ours or a peer's: the
-// plan's pending one) names a newer run: then it
-// leaves that one (SkippedOlder). Run ids (or times) are told apart as
-// UpsertComment tells them, so that an older run's report, posted late,
-// never turns a newer run's failure into a success.
+// SetStatus sets status s on commit sha of owner/repo, unless our newest
+// status in its context there (ours or a peer's: the plan's pending one)
+// stands over s.Run (standsOver): then it leaves that one (SkippedOlder).
+// Run ids (or times) are told apart as UpsertComment tells them, so that
+// an older run's report, posted late, never turns a newer run's failure
+// into a success; and a run id stands over a time or no stamp, so that a
+// report from a laptop never does either.
 func (c *Client) SetStatus(ctx context.Context, owner, repo, sha string, s Status) (StatusOutcome, error) {
 	if s.Context == "" {
 		s.Context = DefaultContext
@@ -112,7 +115,7 @@ func (c *Client) SetStatus(ctx context.Context, owner, repo, sha string, s Statu
 	out := StatusOutcome{Action: Created, Description: s.Description}
 
 	var shown ourStatus // our newest status in the context; ID 0 if none
-	if s.Run != "" && c.authed {
+	if c.authed {
 		login, err := c.whoami(ctx)
 		if err != nil {
 			return StatusOutcome{}, c.fail(op, err)
@@ -124,14 +127,14 @@ func (c *Client) SetStatus(ctx context.Context, owner, repo, sha string, s Statu
 		if err != nil {
 			return StatusOutcome{}, c.fail(op, err)
 		}
-		if newerRun(shown.run, s.Run) {
+		if standsOver(shown.run, s.Run) {
 			out.Action, out.Newer = SkippedOlder, shown.run
 		}
 	}
 
 	if c.dryRun != nil {
 		planned := out.Action
-		if s.Run == "" || !c.authed {
+		if !c.authed {
 			planned = "" // nothing was looked at
 		}
 		var err error
@@ -157,9 +160,6 @@ func (c *Client) SetStatus(ctx context.Context, owner, repo, sha string, s Statu
 	created, err := c.createStatus(ctx, owner, repo, sha, s.Context, string(s.State), s.Description, s.TargetURL)
 	if err != nil {
 		return StatusOutcome{}, c.fail(op, err)
-	}
-	if s.Run == "" {
-		return out, nil
 	}
 	// A newer run may have set its status since we looked, and ours now
 	// hides it: look again, and put the newest run's back on top.
@@ -213,7 +213,7 @@ func (c *Client) overtaken(ctx context.Context, owner, repo, sha string, s Statu
 		case !reached:
 			after = true
 			return false
-		case newerRun(o.run, s.Run) && (newest.id == 0 || newerRun(o.run, newest.run)):
+		case standsOver(o.run, s.Run) && (newest.id == 0 || standsOver(o.run, newest.run)):
 			newest = o
 		}
 		return true
@@ -224,6 +224,16 @@ func (c *Client) overtaken(ctx context.Context, owner, repo, sha string, s Statu
 		return ourStatus{}, err
 	}
 	return newest, nil
+}
+
+// standsOver reports whether a status of run a stands over one of run b:
+// a is a newer run (newerRun), or a names a run id and b does not (a time,
+// as a report outside Actions is stamped, or no stamp), since a run
+// without an id is never known to be newer than a workflow run.
+func standsOver(a, b string) bool {
+	ka, _, _ := runKind(a)
+	kb, _, _ := runKind(b)
+	return newerRun(a, b) || (ka == 1 && kb != 1)
 }
 
 // ourStatus is one of our statuses in the context being set.

@@ -55,7 +55,7 @@ func TestSetStatus(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake(t)
-			c, s := newClient(t, f, tt.token, github.Options{})
+			c, s := newClient(t, f, tt.token, github.Options{Login: app})
 			_, err := c.SetStatus(context.Background(), "php", "php-src", tt.sha, tt.s)
 			kind := errKind(err)
 			if tt.wantKind == "invalid" && strings.HasPrefix(kind, "other: ") {
@@ -69,9 +69,14 @@ func TestSetStatus(t *testing.T) {
 					t.Errorf("statuses (-want +got):\n%s", diff)
 				}
 			}
-			wantReqs := 1
-			if tt.wantKind == "invalid" || tt.wantKind == "no token" {
+			// Who the token is, the statuses there, the write, and the
+			// statuses again (one set since may stand over it).
+			wantReqs := 4
+			switch tt.wantKind {
+			case "invalid", "no token":
 				wantReqs = 0
+			case "HTTP 422":
+				wantReqs = 3
 			}
 			if n := len(f.Requests()); n != wantReqs {
 				t.Errorf("%d requests, want %d", n, wantReqs)
@@ -131,9 +136,20 @@ func TestSetStatusRuns(t *testing.T) {
 		{"times order as times", []seed{{botToken, "", "failure", "failed (run 2025-06-01T12:00:00Z)"}},
 			github.Status{State: github.StateSuccess, Description: "passed", Run: "2025-06-01T11:59:59Z"},
 			github.StatusOutcome{Action: github.SkippedOlder, Newer: "2025-06-01T12:00:00Z", Description: "passed (run 2025-06-01T11:59:59Z)"}},
-		{"a run id and a time do not order", []seed{{botToken, "", "failure", "failed (run 2025-06-01T12:00:00Z)"}},
+		{"a run id covers a time", []seed{{botToken, "", "failure", "failed (run 2025-06-01T12:00:00Z)"}},
 			github.Status{State: github.StateSuccess, Description: "passed", Run: "100"},
 			github.StatusOutcome{Action: github.Created, Description: "passed (run 100)"}},
+		// A report without GITHUB_RUN_ID (a laptop's) is stamped with a
+		// time: it never covers what a workflow run set.
+		{"a time never covers a run id", []seed{failed200},
+			github.Status{State: github.StateSuccess, Description: "passed", Run: "2099-01-01T00:00:00Z"},
+			github.StatusOutcome{Action: github.SkippedOlder, Newer: "200", Description: "passed (run 2099-01-01T00:00:00Z)"}},
+		{"no stamp never covers a run id", []seed{failed200},
+			github.Status{State: github.StateSuccess, Description: "passed"},
+			github.StatusOutcome{Action: github.SkippedOlder, Newer: "200", Description: "passed"}},
+		{"no stamp covers a time", []seed{{botToken, "", "failure", "failed (run 2025-06-01T12:00:00Z)"}},
+			github.Status{State: github.StateSuccess, Description: "passed"},
+			github.StatusOutcome{Action: github.Created, Description: "passed"}},
 		{"a cut description keeps its stamp", nil, github.Status{State: github.StateFailure, Description: strings.Repeat("é", 200), Run: "100"},
 			github.StatusOutcome{Action: github.Created, Description: strings.Repeat("é", 139-len(" (run 100)")) + "… (run 100)"}},
 		{"no description", nil, github.Status{State: github.StatePending, Run: "100"},
@@ -142,11 +158,7 @@ func TestSetStatusRuns(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake(t)
 			for _, sd := range tt.seeds {
-				c, _ := newClient(t, f, sd.token, github.Options{})
-				if _, err := c.SetStatus(context.Background(), "php", "php-src", headSHA,
-					github.Status{State: github.State(sd.state), Context: sd.context, Description: sd.description}); err != nil {
-					t.Fatal(err)
-				}
+				setRaw(t, f, sd.token, headSHA, sd.context, sd.state, sd.description)
 			}
 			before := f.Statuses("php", "php-src", headSHA)
 			c, _ := newClient(t, f, botToken, github.Options{})
@@ -249,6 +261,10 @@ func TestSetStatusRace(t *testing.T) {
 			github.StatusOutcome{Action: github.SkippedOlder, Newer: "200", Description: "passed (run 100)"}, "failed (run 200)"},
 		{"the newer run writes last", "200", "100",
 			github.StatusOutcome{Action: github.Created, Description: "passed (run 200)"}, "passed (run 200)"},
+		{"a run without an id writes last", "2099-01-01T00:00:00Z", "200",
+			github.StatusOutcome{Action: github.SkippedOlder, Newer: "200", Description: "passed (run 2099-01-01T00:00:00Z)"}, "failed (run 200)"},
+		{"a status without a stamp writes last", "", "200",
+			github.StatusOutcome{Action: github.SkippedOlder, Newer: "200", Description: "passed"}, "failed (run 200)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake(t)

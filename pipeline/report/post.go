@@ -112,6 +112,12 @@ func post(ctx context.Context, opt Options, rs []*results.Result, body string, p
 		return fmt.Errorf("post: %w", err)
 	}
 	if set.Action == github.SkippedOlder || set.Planned == github.SkippedOlder {
+		if !isRunID(run) && isRunID(set.Newer) {
+			// Stamped with a time: a report outside Actions, which
+			// never replaces what a workflow run set.
+			pub.Notes = append(pub.Notes, fmt.Sprintf("no commit status: the status on %s is workflow run %s's, which a report without $GITHUB_RUN_ID never replaces", shortSHA(sha), set.Newer))
+			return nil
+		}
 		pub.Notes = append(pub.Notes, fmt.Sprintf("no commit status: the status on %s is of a newer run (%s)", shortSHA(sha), set.Newer))
 		return nil
 	}
@@ -140,6 +146,12 @@ func runStamp(runID string, rs []*results.Result) string {
 		return "" // the client's clock
 	}
 	return latest.UTC().Format(time.RFC3339)
+}
+
+// isRunID says a run stamp is an Actions run id, not a time.
+func isRunID(run string) bool {
+	_, err := strconv.ParseUint(run, 10, 64)
+	return err == nil
 }
 
 // headCommit is the PR's head commit as validated: the head of the target

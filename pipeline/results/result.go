@@ -20,7 +20,8 @@ const SchemaVersion = 1
 
 // Result is what a run found: results.json.
 type Result struct {
-	// SchemaVersion is SchemaVersion when written; 0 in files older than it.
+	// SchemaVersion is SchemaVersion when written. Files older than it,
+	// without one, are not read (Read).
 	SchemaVersion int             `json:"schema_version"`
 	Tool          string          `json:"tool"`
 	Version       string          `json:"version"`

@@ -7,26 +7,45 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/patchproof/patchproof/internal/markdown"
 	"github.com/patchproof/patchproof/pipeline/github"
 )
 
 // Answer is what the plan says on the pull request about a trigger it
-// will not run: why, and how to ask; or, for "/patchproof help", the
-// grammar.
+// will not run: why, in one line, and where the grammar is; or, for
+// "/patchproof help" of someone who may trigger, the grammar.
 type Answer struct {
 	Repo string // OWNER/NAME
 	PR   int
 	Body string // Markdown; never begins with a command
+	// Once, when set, is the kind of an answer posted at most once in
+	// Quiet on a PR: the plan looks for one of its own replies of that
+	// kind (github.Client.RecentReply) before it posts, and the body
+	// ends with its marker (github.ReplyMarker). The answer to a user
+	// without write access is one: anyone may comment on a public
+	// repository's pull requests, as often as they like.
+	Once string
 }
+
+// NoAccessReply is the kind of the answer to a user without write access
+// (Answer.Once), and Quiet how long the plan stays silent after one on a
+// PR.
+const (
+	NoAccessReply = "no-access"
+	Quiet         = 24 * time.Hour
+)
 
 var loginRE = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?$`)
 
 // AnswerFor is the answer to the event of opt, which Decide refused with
 // err (or answered with ErrHelp), and whether there is one to post: an
 // event nobody meant as a trigger gets none, and neither does a dispatch,
-// whose actor reads the run's log.
+// whose actor reads the run's log. A user without write access gets one
+// short line, whatever they asked, to be posted once in Quiet on a PR
+// (Once); anyone else's refused trigger one line and a pointer to
+// "/patchproof help", whose answer is the grammar.
 func AnswerFor(opt Options, err error) (Answer, bool) {
 	var re *RefusedError
 	help := errors.Is(err, ErrHelp)
@@ -57,14 +76,17 @@ func AnswerFor(opt Options, err error) (Answer, bool) {
 	case user != "":
 		b.WriteString(markdown.Text(user) + ": ")
 	}
-	if help {
+	switch {
+	case re != nil && re.NoAccess:
+		// Quiet is a day: the answer says so.
+		fmt.Fprintf(&b, "patchproof did not run: %s. It runs when someone with write access asks; for a day, requests without it get no reply on this pull request.\n\n%s\n",
+			markdown.Text(re.Reason), github.ReplyMarker(NoAccessReply))
+		a.Once = NoAccessReply
+	case help:
 		b.WriteString("patchproof validates this pull request when someone with write access asks, with a new comment whose first line is:\n\n")
-	} else {
-		fmt.Fprintf(&b, "patchproof did not run: %s.\n\nTo ask for a run, write a new comment whose first line is:\n\n", markdown.Text(re.Reason))
-	}
-	b.WriteString(markdown.CodeBlock("text", Grammar))
-	if !help {
-		b.WriteString("\n`/patchproof help` shows this again.\n")
+		b.WriteString(markdown.CodeBlock("text", Grammar))
+	default:
+		fmt.Fprintf(&b, "patchproof did not run: %s. `/patchproof help` shows how to ask.\n", markdown.Text(re.Reason))
 	}
 	a.Body = b.String()
 	return a, true

@@ -94,11 +94,10 @@ const shortGrammar = "'/patchproof [BRANCH,BRANCH...|none] [SHA] [bench=quick|re
 // dropped, as people type them; options (KEY=VALUE) may come anywhere
 // after the command and each is checked as patchproof run checks its flag.
 func ParseCommand(body string) (Command, error) {
-	first, _, _ := strings.Cut(body, "\n")
-	first = strings.TrimSuffix(first, "\r")
-	if !commentRE.MatchString(first) {
-		return Command{}, notATrigger("not a patchproof command: the first line must be %s", shortGrammar)
+	if err := isCommand(body); err != nil {
+		return Command{}, err
 	}
+	first := firstLine(body)
 	words := strings.Fields(commaRE.ReplaceAllString(strings.TrimPrefix(first, "/patchproof"), ","))
 	if len(words) == 1 && words[0] == "help" {
 		return Command{Help: true}, nil
@@ -153,6 +152,20 @@ func ParseCommand(body string) (Command, error) {
 		c.Backports = branches
 	}
 	return c, nil
+}
+
+// isCommand refuses, as not a trigger, a comment whose first line is not
+// a /patchproof command: nobody asked patchproof anything.
+func isCommand(body string) error {
+	if !commentRE.MatchString(firstLine(body)) {
+		return notATrigger("not a patchproof command: the first line must be %s", shortGrammar)
+	}
+	return nil
+}
+
+func firstLine(body string) string {
+	first, _, _ := strings.Cut(body, "\n")
+	return strings.TrimSuffix(first, "\r")
 }
 
 // setOption checks one KEY=VALUE of a comment and records it.

@@ -18,9 +18,21 @@
 //
 // The user who acted (the commenter, the labeller, the dispatching actor)
 // must have write, maintain or admin on the repository the workflow runs
-// in, as GitHub's collaborator permission endpoint reports it now. The
-// event's author_association is not used: MEMBER says nothing about write
-// access.
+// in, as GitHub's collaborator permission endpoint reports it now. It is
+// asked first: a comment of anyone else is refused whatever it says
+// ("/patchproof help" and words that do not parse included), with a
+// [*RefusedError] marked NoAccess, which is answered shortly and at most
+// once a day on a PR ([AnswerFor]). The event's author_association is not
+// used, not even as a first filter: MEMBER and COLLABORATOR include
+// people with read or triage only, and under Actions a member whose
+// membership is private reads as CONTRIBUTOR.
+//
+// # Which branches
+//
+// Every backport and merge-up branch must be a branch of the PR's
+// repository, by its exact name (php-8.4 is not PHP-8.4), as GitHub's
+// branches endpoint answers: a word that is none (a typo, "rerun") is
+// refused naming it, never planned as a target.
 //
 // # Which head
 //
@@ -80,6 +92,7 @@ type API interface {
 	Permission(ctx context.Context, owner, repo, user string) (github.Permission, error)
 	RefActivity(ctx context.Context, owner, repo, ref string, n int) ([]github.Activity, error)
 	ResolveCommit(ctx context.Context, owner, repo, ref string) (string, error)
+	Branch(ctx context.Context, owner, repo, branch string) (string, bool, error)
 }
 
 var _ API = (*github.Client)(nil)
@@ -153,6 +166,10 @@ type RefusedError struct {
 	// NotATrigger is an event nobody meant as a trigger (another comment
 	// or label, an edit): nothing is answered on the PR.
 	NotATrigger bool
+	// NoAccess is a user without write access, or whose access GitHub
+	// will not say: nothing of what they asked is read, and the answer
+	// is one short line, at most once a day on a PR.
+	NoAccess bool
 }
 
 func (e *RefusedError) Error() string { return "trigger refused: " + e.Reason }
@@ -181,6 +198,8 @@ type request struct {
 	event                         string // Dispatch, Comment or Label
 	repo, pr, backportTo, builder string
 	user                          string
+	comment                       string    // a comment's body, read once the user may trigger
+	named                         []string  // the branches a comment's words name
 	labelled                      string    // a label's head commit
 	commit                        string    // a comment's commit
 	commentAt                     time.Time // when a comment was written
@@ -205,6 +224,20 @@ func Decide(ctx context.Context, api API, opt Options) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.user == "" {
+		return nil, refusef("the %s event names no user", opt.EventName)
+	}
+	// Who asked, first: of anyone without write access nothing more is
+	// read, and nothing more is asked of GitHub.
+	perm, err := allowed(ctx, api, where, r.user)
+	if err != nil {
+		return nil, err
+	}
+	if r.event == Comment {
+		if err := r.readCommand(ev); err != nil {
+			return nil, err
+		}
+	}
 	if !repoRE.MatchString(r.repo) {
 		return nil, refusef("bad repository: %s", r.repo)
 	}
@@ -219,14 +252,6 @@ func Decide(ctx context.Context, api API, opt Options) (*Plan, error) {
 		return nil, refusef("bad builder: %s (host or docker)", r.builder)
 	}
 	backports, err := splitBranches(r.backportTo)
-	if err != nil {
-		return nil, err
-	}
-	if r.user == "" {
-		return nil, refusef("the %s event names no user", opt.EventName)
-	}
-
-	perm, err := allowed(ctx, api, where, r.user)
 	if err != nil {
 		return nil, err
 	}
@@ -268,10 +293,32 @@ func Decide(ctx context.Context, api API, opt Options) (*Plan, error) {
 			p.MergeUp = append(p.MergeUp, b)
 		}
 	}
+	if err := branchesExist(ctx, api, r, p.Targets[1:]); err != nil {
+		return nil, err
+	}
 	if p.ToolRepo, p.ToolSHA, err = resolveTool(ctx, api, opt, where); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// branchesExist refuses a backport or merge-up branch that the PR's
+// repository does not have, by its exact name: a word of a comment that
+// is neither a command nor a branch is never a target.
+func branchesExist(ctx context.Context, api API, r request, branches []string) error {
+	owner, name, _ := strings.Cut(r.repo, "/")
+	for _, b := range branches {
+		_, ok, err := api.Branch(ctx, owner, name, b)
+		switch {
+		case err != nil:
+			return err
+		case !ok && slices.Contains(r.named, b):
+			return refusef("%s is neither a command nor a branch of %s (branch names are case-sensitive); see /patchproof help", b, r.repo)
+		case !ok:
+			return refusef("%s is not a branch of %s (branch names are case-sensitive)", b, r.repo)
+		}
+	}
+	return nil
 }
 
 // readRequest takes what the event asks for from it, with the workflow's
@@ -327,25 +374,12 @@ func readRequest(opt Options, ev *event, where string) (request, error) {
 		if !ev.isPR() {
 			return r, notATrigger("not a trigger: a comment on issue #%d, which is not a pull request", ev.Issue.Number)
 		}
-		cmd, err := ParseCommand(ev.Comment.Body)
-		if err != nil {
+		// Only whether it is a command at all: the rest is read once
+		// the commenter may trigger (readCommand).
+		if err := isCommand(ev.Comment.Body); err != nil {
 			return r, err
 		}
-		if cmd.Help {
-			return r, ErrHelp
-		}
-		r.bench, r.threads, r.stages, r.mergeUp = cmd.Bench, cmd.Threads, cmd.Stages, cmd.MergeUp
-		switch {
-		case cmd.None:
-			r.backportTo = "none"
-		case cmd.Backports != "":
-			r.backportTo = cmd.Backports
-		}
-		if ev.Comment.CreatedAt.IsZero() {
-			return r, refusef("the comment has no created_at")
-		}
-		r.pr, r.user, r.commit, r.commentAt =
-			strconv.Itoa(ev.Issue.Number), ev.Comment.User.Login, cmd.Commit, ev.Comment.CreatedAt
+		r.pr, r.user, r.comment = strconv.Itoa(ev.Issue.Number), ev.Comment.User.Login, ev.Comment.Body
 	case Label:
 		if ev.Action != "labeled" || ev.Label.Name != LabelName {
 			return r, notATrigger("not a trigger: pull_request_target %s %q, not labeled %q", ev.Action, ev.Label.Name, LabelName)
@@ -360,19 +394,49 @@ func readRequest(opt Options, ev *event, where string) (request, error) {
 	return r, nil
 }
 
+// readCommand reads the comment of a user who may trigger: what it asks
+// for, or ErrHelp.
+func (r *request) readCommand(ev *event) error {
+	cmd, err := ParseCommand(r.comment)
+	if err != nil {
+		return err
+	}
+	if cmd.Help {
+		return ErrHelp
+	}
+	r.bench, r.threads, r.stages, r.mergeUp = cmd.Bench, cmd.Threads, cmd.Stages, cmd.MergeUp
+	switch {
+	case cmd.None:
+		r.backportTo = "none"
+	case cmd.Backports != "":
+		r.backportTo = cmd.Backports
+		r.named = strings.Split(cmd.Backports, ",")
+	}
+	if cmd.MergeUp != "" {
+		r.named = append(r.named, strings.Split(cmd.MergeUp, ",")...)
+	}
+	if ev.Comment.CreatedAt.IsZero() {
+		return refusef("the comment has no created_at")
+	}
+	r.commit, r.commentAt = cmd.Commit, ev.Comment.CreatedAt
+	return nil
+}
+
 // allowed returns user's permission on where if it is write or more, and
-// refuses otherwise.
+// refuses otherwise (NoAccess).
 func allowed(ctx context.Context, api API, where, user string) (github.Permission, error) {
 	owner, name, _ := strings.Cut(where, "/")
 	perm, err := api.Permission(ctx, owner, name, user)
 	var ae *github.AccessError
 	switch {
 	case errors.As(err, &ae):
-		return perm, refusef("GitHub answers %d to reading %s's permission on %s, so whether they may trigger a run is unknown", ae.Status, user, where)
+		return perm, &RefusedError{NoAccess: true, Reason: fmt.Sprintf(
+			"GitHub answers %d to reading %s's permission on %s, so whether they may trigger a run is unknown", ae.Status, user, where)}
 	case err != nil:
 		return perm, err
 	case !perm.CanWrite():
-		return perm, refusef("%s has permission %s on %s: triggering a run needs write, maintain or admin", user, perm, where)
+		return perm, &RefusedError{NoAccess: true, Reason: fmt.Sprintf(
+			"%s has permission %s on %s: triggering a run needs write, maintain or admin", user, perm, where)}
 	}
 	return perm, nil
 }

@@ -44,6 +44,9 @@ func newFake(t *testing.T) *githubfake.Fake {
 		Actor: "alice", Time: commentAt.Add(-time.Hour)})
 	f.AddRef("patchproof", "patchproof", "main", toolSHA)
 	f.AddRef("patchproof", "patchproof", "v1.0", toolSHA2)
+	for _, b := range []string{"master", "PHP-8.3", "PHP-8.4", "PHP-8.5", "release/8.5"} {
+		f.AddBranch("php", "php-src", b, baseSHA)
+	}
 	for _, role := range []string{"admin", "maintain", "write", "triage", "read", "none"} {
 		f.SetPermission("php", "php-src", role+"-user", role)
 	}
@@ -172,6 +175,10 @@ func TestPermission(t *testing.T) {
 			}
 			if !strings.Contains(got, tt.refused) {
 				t.Errorf("refusal %q, want it to contain %q", got, tt.refused)
+			}
+			var re *trigger.RefusedError
+			if errors.As(err, &re); !re.NoAccess {
+				t.Errorf("refusal %q is not marked NoAccess", got)
 			}
 			if n := f.Count("GET", "/repos/php/php-src/pulls/"); n != 0 {
 				t.Errorf("the PR was read %d times after the user was refused", n)
@@ -662,16 +669,124 @@ func TestDispatchOptions(t *testing.T) {
 	}
 }
 
-// "/patchproof help" plans nothing and asks GitHub nothing: the answer is
-// the grammar.
+// "/patchproof help" plans nothing and asks GitHub only who asked: the
+// answer is the grammar, to someone who may trigger.
 func TestHelp(t *testing.T) {
 	f := newFake(t)
-	p, err := decide(t, f, trigger.Comment, commentEvent(t, "none-user", "/patchproof help"))
+	p, err := decide(t, f, trigger.Comment, commentEvent(t, "write-user", "/patchproof help"))
 	if !errors.Is(err, trigger.ErrHelp) || p != nil {
 		t.Fatalf("Decide = %v, %v; want ErrHelp", p, err)
 	}
-	if n := len(f.Requests()); n != 0 {
-		t.Errorf("%d requests for help, want none", n)
+	for _, r := range f.Requests() {
+		if !strings.HasSuffix(r.Path, "/permission") {
+			t.Errorf("help asked %s %s", r.Method, r.Path)
+		}
+	}
+	opt := trigger.Options{EventName: trigger.Comment, Event: commentEvent(t, "write-user", "/patchproof help"), Repository: "php/php-src"}
+	if a, ok := trigger.AnswerFor(opt, err); !ok || a.Once != "" || !strings.Contains(a.Body, trigger.Grammar) {
+		t.Errorf("answer %+v, %v; want the grammar", a, ok)
+	}
+}
+
+// Of a user without write access nothing is read but who they are:
+// whatever the comment says (help, words that do not parse, branches), it
+// is refused as theirs, and the answer is one short line, to be posted at
+// most once a day on the PR (Once).
+func TestNoAccess(t *testing.T) {
+	for _, user := range []string{"read-user", "triage-user", "none-user", "mallory"} {
+		for _, body := range []string{"/patchproof", "/patchproof help", "/patchproof a b c", "/patchproof PHP-8.4,$(id)",
+			"/patchproof rerun", "/patchproof jobs=4", "/patchproof " + headSHA} {
+			t.Run(user+" "+body, func(t *testing.T) {
+				f := newFake(t)
+				ev := commentEvent(t, user, body)
+				_, err := decide(t, f, trigger.Comment, ev)
+				var re *trigger.RefusedError
+				if !errors.As(err, &re) || !re.NoAccess || !strings.HasPrefix(re.Reason, user+" has permission ") {
+					t.Fatalf("Decide = %v, want a refusal for the permission", err)
+				}
+				if n, perms := len(f.Requests()), f.Count("GET", "/repos/php/php-src/collaborators/"); n != perms || n != 1 {
+					t.Errorf("%d requests, %d of the permission; want that one only", n, perms)
+				}
+				a, ok := trigger.AnswerFor(trigger.Options{EventName: trigger.Comment, Event: ev, Repository: "php/php-src"}, err)
+				if !ok || a.Once != trigger.NoAccessReply || strings.Contains(a.Body, "/patchproof [BRANCH") ||
+					!strings.HasSuffix(a.Body, github.ReplyMarker(trigger.NoAccessReply)+"\n") || len(a.Body) > 400 ||
+					strings.Count(a.Body, "\n") != 3 {
+					t.Errorf("answer %+v, %v; want one short line and the marker, once", a, ok)
+				}
+			})
+		}
+	}
+	// A label of someone who may label but not push is answered alike.
+	f := newFake(t)
+	ev := labelEvent(t, "triage-user", headSHA)
+	_, err := decide(t, f, trigger.Label, ev)
+	if a, ok := trigger.AnswerFor(trigger.Options{EventName: trigger.Label, Event: ev, Repository: "php/php-src"}, err); !ok || a.Once != trigger.NoAccessReply {
+		t.Errorf("answer to a triager's label %+v, %v; want the short one, once", a, ok)
+	}
+}
+
+// A backport or merge-up branch must be a branch of the PR's repository,
+// by its exact name: a word that is none is refused naming it, in one
+// line that points to /patchproof help, and never planned.
+func TestUnknownBranches(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		event   string
+		payload func(t *testing.T) []byte
+		opt     trigger.Options
+		refused string // "" for planned
+	}{
+		{name: "a word no command",
+			event: trigger.Comment, payload: func(t *testing.T) []byte { return commentEvent(t, "write-user", "/patchproof rerun") },
+			refused: "rerun is neither a command nor a branch of php/php-src (branch names are case-sensitive); see /patchproof help"},
+		{name: "a branch in another case",
+			event: trigger.Comment, payload: func(t *testing.T) []byte { return commentEvent(t, "write-user", "/patchproof php-8.4") },
+			refused: "php-8.4 is neither a command nor a branch of php/php-src"},
+		{name: "one of two",
+			event: trigger.Comment, payload: func(t *testing.T) []byte { return commentEvent(t, "write-user", "/patchproof PHP-8.4, PHP-8.6") },
+			refused: "PHP-8.6 is neither a command nor a branch"},
+		{name: "merged up into none",
+			event: trigger.Comment, payload: func(t *testing.T) []byte {
+				return commentEvent(t, "write-user", "/patchproof none merge-up=PHP-8.5,main")
+			},
+			refused: "main is neither a command nor a branch"},
+		{name: "a default backport that is none",
+			event: trigger.Comment, payload: func(t *testing.T) []byte { return commentEvent(t, "write-user", "/patchproof") },
+			opt:     trigger.Options{BackportTo: "PHP-8.4,PHP-7.4"},
+			refused: "PHP-7.4 is not a branch of php/php-src (branch names are case-sensitive)"},
+		{name: "a dispatch's",
+			event: trigger.Dispatch, payload: func(t *testing.T) []byte {
+				return dispatchEvent(t, "write-user", map[string]any{"pr": "1", "repository": "php/php-src", "backport_to": "php-8.5"})
+			},
+			refused: "php-8.5 is not a branch of php/php-src"},
+		{name: "branches that are",
+			event: trigger.Comment, payload: func(t *testing.T) []byte {
+				return commentEvent(t, "write-user", "/patchproof PHP-8.4,release/8.5 merge-up=PHP-8.5")
+			}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t)
+			opt := tt.opt
+			opt.EventName, opt.Event, opt.Repository = tt.event, tt.payload(t), "php/php-src"
+			p, err := trigger.Decide(context.Background(), client(t, f, appToken), opt)
+			got := refusal(t, err)
+			if tt.refused == "" {
+				if got != "" {
+					t.Fatalf("refused: %s", got)
+				}
+				if d := cmp.Diff([]string{"master", "PHP-8.4", "release/8.5", "PHP-8.5"}, p.Targets); d != "" {
+					t.Errorf("targets (-want +got):\n%s", d)
+				}
+				return
+			}
+			if !strings.Contains(got, tt.refused) {
+				t.Fatalf("refusal %q, want it to contain %q", got, tt.refused)
+			}
+			if a, ok := trigger.AnswerFor(opt, err); tt.event == trigger.Comment &&
+				(!ok || a.Once != "" || strings.Count(a.Body, "\n") != 1 || !strings.Contains(a.Body, "`/patchproof help`") || strings.Contains(a.Body, "/patchproof [BRANCH")) {
+				t.Errorf("answer %+v, %v; want one line pointing to /patchproof help", a, ok)
+			}
+		})
 	}
 }
 

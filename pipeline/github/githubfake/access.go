@@ -82,6 +82,46 @@ func (f *Fake) getCommit(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// branch is the commit of branch name in k, and whether k has it; f.mu is
+// held.
+func (f *Fake) branch(k repoKey, name string) (string, bool) {
+	if sha, ok := f.branches[k][name]; ok {
+		return sha, true
+	}
+	for _, pr := range f.prs {
+		for i, b := range []Branch{pr.Base, pr.Head} {
+			if repoOf(cmpOr(b.Owner, pr.Owner), cmpOr(b.Repo, pr.Repo)) == k && !b.Deleted && b.Ref == name {
+				return f.branchSHA(pr, b, i == 1), true
+			}
+		}
+	}
+	if sha := f.gitRef(k, "refs/heads/"+name); sha != "" {
+		return sha, true
+	}
+	return "", false
+}
+
+func (f *Fake) getBranch(w http.ResponseWriter, r *http.Request) {
+	const doc = docsREST + "/branches/branches#get-a-branch"
+	k, name := repoOf(r.PathValue("owner"), r.PathValue("repo")), r.PathValue("branch")
+	f.mu.Lock()
+	known := f.knownRepo(k)
+	sha, ok := f.branch(k, name)
+	f.mu.Unlock()
+	switch {
+	case !known:
+		writeError(w, http.StatusNotFound, "Not Found", doc)
+	case !ok:
+		writeError(w, http.StatusNotFound, "Branch not found", doc)
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{
+			"name":      name,
+			"commit":    map[string]any{"sha": sha, "url": f.URL() + "repos/" + r.PathValue("owner") + "/" + r.PathValue("repo") + "/commits/" + sha},
+			"protected": false,
+		})
+	}
+}
+
 // role is login's role on k: read where none was set; f.mu is held.
 func (f *Fake) role(k repoKey, login string) string {
 	if role, ok := f.roles[k][strings.ToLower(login)]; ok {

@@ -197,8 +197,21 @@ func (f *Fake) listComments(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	var since time.Time
+	if v := r.URL.Query().Get("since"); v != "" {
+		var err error
+		if since, err = time.Parse(time.RFC3339, v); err != nil {
+			writeInvalid(w, "IssueComment", "since", "invalid", "since is not an ISO 8601 time")
+			return
+		}
+	}
 	f.mu.Lock()
-	all := f.comments[k]
+	var all []*Comment
+	for _, c := range f.comments[k] {
+		if !c.Updated.Before(since) {
+			all = append(all, c)
+		}
+	}
 	lo, hi := f.paginate(w, r, len(all))
 	items := []any{}
 	for _, c := range all[lo:hi] {

@@ -9,13 +9,14 @@
 //
 //	GET    /user
 //	GET    /repos/{owner}/{repo}/pulls/{number}
-//	GET    /repos/{owner}/{repo}/issues/{number}/comments   (page, per_page; Link header)
+//	GET    /repos/{owner}/{repo}/issues/{number}/comments   (since, page, per_page; Link header)
 //	POST   /repos/{owner}/{repo}/issues/{number}/comments
 //	PATCH  /repos/{owner}/{repo}/issues/comments/{id}
 //	DELETE /repos/{owner}/{repo}/issues/comments/{id}
 //	POST   /repos/{owner}/{repo}/statuses/{sha}
 //	GET    /repos/{owner}/{repo}/commits/{ref}
 //	GET    /repos/{owner}/{repo}/commits/{sha}/statuses   (newest first; page, per_page; Link header)
+//	GET    /repos/{owner}/{repo}/branches/{branch}
 //	GET    /repos/{owner}/{repo}/collaborators/{username}/permission
 //	GET    /repos/{owner}/{repo}/activity   (ref, activity_type, direction, per_page; one page)
 //	GET    /{owner}/{repo}[.git]/info/refs, POST .../git-upload-pack   (ServeGit)
@@ -35,6 +36,11 @@
 // repository (ServeGit), a full SHA that is a PR's base or head or an
 // AddRef's commit, or an unambiguous prefix of 7 or more digits of one
 // resolves; anything else is 422 "No commit found for SHA", as on GitHub.
+//
+// Branches: one set with AddBranch, a PR's base or head branch in its
+// repository, or a refs/heads/ branch of a served repository is answered
+// by name, exactly (a name in another case is another branch); anything
+// else is 404 "Branch not found".
 //
 // Permissions are set per user and repository with SetPermission, by role
 // (admin, maintain, write, triage, read, none); the answer carries the role
@@ -166,6 +172,7 @@ type Fake struct {
 	where    map[int64]issueKey
 	statuses map[statusKey][]storedStatus  // oldest first
 	refs     map[repoKey]map[string]string // ref -> sha
+	branches map[repoKey]map[string]string // branch -> sha
 	roles    map[repoKey]map[string]string // lower-case login -> role
 	activity map[repoKey][]Activity
 	gits     map[repoKey]string // served git repositories
@@ -247,6 +254,7 @@ func newFake() *Fake {
 		where:    map[int64]issueKey{},
 		statuses: map[statusKey][]storedStatus{},
 		refs:     map[repoKey]map[string]string{},
+		branches: map[repoKey]map[string]string{},
 		roles:    map[repoKey]map[string]string{},
 		activity: map[repoKey][]Activity{},
 		gits:     map[repoKey]string{},
@@ -264,6 +272,7 @@ func newFake() *Fake {
 	mux.HandleFunc("POST /repos/{owner}/{repo}/statuses/{sha}", f.createStatus)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/commits/{ref...}", f.getCommit)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/commits/{ref}/statuses", f.listStatuses)
+	mux.HandleFunc("GET /repos/{owner}/{repo}/branches/{branch...}", f.getBranch)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/collaborators/{username}/permission", f.getPermission)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/activity", f.listActivity)
 	f.mux = mux
@@ -304,6 +313,19 @@ func (f *Fake) AddRef(owner, repo, ref, sha string) {
 		f.refs[k] = map[string]string{}
 	}
 	f.refs[k][ref] = sha
+}
+
+// AddBranch makes owner/repo have the branch name at sha (which AddRef
+// makes resolve too).
+func (f *Fake) AddBranch(owner, repo, name, sha string) {
+	f.AddRef(owner, repo, name, sha)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := repoOf(owner, repo)
+	if f.branches[k] == nil {
+		f.branches[k] = map[string]string{}
+	}
+	f.branches[k][name] = sha
 }
 
 // Roles GitHub reports, and the legacy permission level each maps to.

@@ -2,6 +2,7 @@ package githubfake_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -230,5 +231,57 @@ func TestFaults(t *testing.T) {
 	}
 	if n := f.Count("GET", "/repos/php/php-src/pulls/1"); n != 6 {
 		t.Errorf("Count = %d, want 6", n)
+	}
+}
+
+func TestBranches(t *testing.T) {
+	f := newFake(t)
+	f.AddBranch("php", "php-src", "PHP-8.4", "abcdef0123456789abcdef0123456789abcdef01")
+	for _, tt := range []struct {
+		path string
+		want int
+		sha  string
+	}{
+		{"/repos/php/php-src/branches/PHP-8.4", 200, "abcdef0123456789abcdef0123456789abcdef01"},
+		{"/repos/PHP/PHP-SRC/branches/PHP-8.4", 200, "abcdef0123456789abcdef0123456789abcdef01"},
+		{"/repos/php/php-src/branches/php-8.4", 404, ""}, // branch names are case-sensitive
+		{"/repos/php/php-src/branches/master", 200, "aaa"},
+		{"/repos/php/php-src/branches/x", 200, "bbb"}, // the PR's head, in the PR's repository
+		{"/repos/php/php-src/branches/rerun", 404, ""},
+		{"/repos/nobody/nothing/branches/master", 404, ""},
+	} {
+		code, body, _ := do(t, f, "GET", tt.path, "", "")
+		if code != tt.want {
+			t.Errorf("%s: %d, want %d (%v)", tt.path, code, tt.want, body)
+			continue
+		}
+		if code == 200 && body.(map[string]any)["commit"].(map[string]any)["sha"] != tt.sha {
+			t.Errorf("%s: %v, want commit %s", tt.path, body, tt.sha)
+		}
+	}
+}
+
+func TestCommentsSince(t *testing.T) {
+	f := newFake(t)
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	for i := range 3 {
+		f.SetClock(func() time.Time { return t0.Add(time.Duration(i) * time.Hour) })
+		f.AddComment("php", "php-src", 1, "bot", fmt.Sprint(i))
+	}
+	for _, tt := range []struct {
+		query string
+		want  int
+	}{
+		{"", 3},
+		{"?since=2025-06-01T13:00:00Z", 2},
+		{"?since=2025-06-01T14:00:01Z", 0},
+	} {
+		code, body, _ := do(t, f, "GET", "/repos/php/php-src/issues/1/comments"+tt.query, "", "")
+		if code != 200 || len(body.([]any)) != tt.want {
+			t.Errorf("%s: %d, %d comments, want %d", tt.query, code, len(body.([]any)), tt.want)
+		}
+	}
+	if code, _, _ := do(t, f, "GET", "/repos/php/php-src/issues/1/comments?since=yesterday", "", ""); code != 422 {
+		t.Errorf("since=yesterday: %d, want 422", code)
 	}
 }

@@ -164,7 +164,7 @@ var testMachine = results.Machine{Hostname: "runner-7", CPUs: 16, CPUModel: "AMD
 // identical, ZTS touched, the suites the same, no benchmark yet.
 func Demo() *results.Result {
 	return &results.Result{
-		Tool: "patchproof", Version: FixtureVersion, StartedAt: Started, FinishedAt: at(19*time.Minute + 40*time.Second),
+		SchemaVersion: results.SchemaVersion, Tool: "patchproof", Version: FixtureVersion, StartedAt: Started, FinishedAt: at(19*time.Minute + 40*time.Second),
 		Status: results.StatusPassed, Settings: settings(DemoRepo, 0, true), Machine: testMachine,
 		Targets: []*results.TargetResult{{
 			Name: "PHP-8.2", Repo: DemoRepo,
@@ -284,7 +284,7 @@ func Failing() *results.Result {
 	}
 	tr := testsResult("master", builders.NTS)
 	res := &results.Result{
-		Tool: "patchproof", Version: FixtureVersion, StartedAt: Started, FinishedAt: at(7*time.Minute + 5*time.Second),
+		SchemaVersion: results.SchemaVersion, Tool: "patchproof", Version: FixtureVersion, StartedAt: Started, FinishedAt: at(7*time.Minute + 5*time.Second),
 		Status: results.StatusFailed, ExitCode: 1, Error: "checks failed: build, codediff",
 		Settings: settings(PHPSrc, 4242, false), Machine: testMachine,
 		RunURL: "https://github.com/patchproof/patchproof/actions/runs/9001",
@@ -330,7 +330,7 @@ func selected(stages []*results.StageResult) []string {
 // and not applying to PHP-8.4.
 func Backport() *results.Result {
 	res := &results.Result{
-		Tool: "patchproof", Version: FixtureVersion, StartedAt: Started.Add(time.Minute), FinishedAt: at(16 * time.Minute),
+		SchemaVersion: results.SchemaVersion, Tool: "patchproof", Version: FixtureVersion, StartedAt: Started.Add(time.Minute), FinishedAt: at(16 * time.Minute),
 		Status: results.StatusFailed, ExitCode: 1, Error: "checks failed: checkout",
 		Settings: settings(PHPSrc, 4242, false), Machine: testMachine,
 		RunURL: "https://github.com/patchproof/patchproof/actions/runs/9001",
