@@ -42,7 +42,11 @@ type Variant struct {
 	ProbeMS int64 `json:"probe_ms,omitempty"`
 	// LeftOut are the installed headers a header probe of base or head
 	// could not compile: their types are not compared.
-	LeftOut    []LeftOut   `json:"left_out,omitempty"`
+	LeftOut []LeftOut `json:"left_out,omitempty"`
+	// Warnings are what a reader should weigh with the changes: a type
+	// whose DWARF holds or points to itself, or lies deeper than a
+	// compiler writes; "?" stands in its layout where the walk stopped.
+	Warnings   []string    `json:"warnings,omitempty"`
 	APINumbers []APINumber `json:"api_numbers,omitempty"`
 	Changes    []Change    `json:"changes,omitempty"`
 }
