@@ -64,8 +64,9 @@ func TestObjectBeyondBounds(t *testing.T) {
 			head := t.TempDir()
 			h.write(t, head, obj)
 			_, err := CompareDirs(good, head, Options{})
-			if !errors.Is(err, safefs.ErrTooLarge) {
-				t.Fatalf("CompareDirs = %v, want an error wrapping ErrTooLarge", err)
+			var he *headError
+			if !errors.Is(err, safefs.ErrTooLarge) || !errors.As(err, &he) {
+				t.Fatalf("CompareDirs = %v, want head's error wrapping ErrTooLarge", err)
 			}
 			if !strings.Contains(err.Error(), "m.o") || !strings.Contains(err.Error(), h.want) {
 				t.Errorf("CompareDirs = %q, want the object and %q", err, h.want)
