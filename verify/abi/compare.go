@@ -69,8 +69,20 @@ func Compare(variant string, base, head Input) (*Variant, error) {
 	}
 	h, err := read(head)
 	if err != nil {
-		return nil, fmt.Errorf("compare %s ABI: head: %w", variant, err)
+		return nil, fmt.Errorf("compare %s ABI: head: %w", variant, &headError{err})
 	}
+	return compare(variant, base, head, b, h)
+}
+
+// headError is an error of reading head's build, which the change made:
+// CompareConfined tells it apart.
+type headError struct{ err error }
+
+func (e *headError) Error() string { return e.err.Error() }
+func (e *headError) Unwrap() error { return e.err }
+
+// compare compares b and h, what read read of base and head.
+func compare(variant string, base, head Input, b, h *abiSide) (*Variant, error) {
 	v := &Variant{Name: variant, Headers: len(h.installed.List()), LeftOut: leftOut(base.LeftOut, head.LeftOut)}
 	for _, w := range b.warnings {
 		v.Warnings = append(v.Warnings, "base: "+w)

@@ -12,6 +12,12 @@ type Result struct {
 	Policy string `json:"policy,omitempty"`
 	// Errors are what kept a variant from being compared.
 	Errors []string `json:"errors,omitempty"`
+	// Rejected are the variants head's build kept from being compared
+	// (ErrHeadRejected): a file beyond the bounds it is read within, or
+	// one that crashed the confined reader. Each fails the target under
+	// every policy but Off: the change's build made them, and a
+	// comparison it prevents must not read as a pass.
+	Rejected []string `json:"rejected,omitempty"`
 	// NotCompared are the variants the check does not compare, and why.
 	NotCompared []NotCompared `json:"not_compared,omitempty"`
 }

@@ -37,6 +37,9 @@ func (r *Result) Cell() string {
 	if len(r.Errors) > 0 {
 		lines = append(lines, verdict.Error.Icon()+" "+plural(len(r.Errors), "error", "errors"))
 	}
+	if len(r.Rejected) > 0 {
+		lines = append(lines, verdict.Failed.Icon()+" head's build rejected")
+	}
 	if len(lines) == 0 {
 		return "not compared"
 	}
@@ -95,6 +98,9 @@ func (r *Result) WriteSection(w io.Writer) error {
 	f("\n\n")
 	for _, e := range r.Errors {
 		f("- %s %s\n", verdict.Error.Icon(), markdown.Text(e))
+	}
+	for _, e := range r.Rejected {
+		f("- %s %s\n", verdict.Failed.Icon(), markdown.Text(e))
 	}
 	for _, v := range r.Variants {
 		nums := make([]string, 0, len(v.APINumbers))
