@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -28,7 +29,8 @@ type abiStage struct{}
 func (abiStage) String() string { return results.StageABI }
 
 // Needs the compiler of the header probe where builds run; DWARF and
-// symbols are read in Go (debug/dwarf).
+// symbols are read in Go (debug/dwarf), in a child of patchproof's own
+// executable (abi.CompareConfined).
 func (abiStage) Needs(cfg *Config) []Need {
 	return cfg.placed(only(builders.KindHost, Need{Tool: "gcc", Package: "gcc", Why: "compiles the ABI check's header probe"})...)
 }
@@ -42,6 +44,10 @@ func (abiStage) Run(ctx context.Context, r *Run) error {
 		for _, variant := range []builders.Variant{builders.NTS, builders.ZTS} {
 			v, err := r.abiVariant(ctx, t, variant, probe)
 			switch {
+			case errors.Is(err, abi.ErrHeadRejected):
+				// A failure of the target's, not a check that could
+				// not run (abi.Judge).
+				res.Rejected = append(res.Rejected, err.Error())
 			case err != nil:
 				res.Errors = append(res.Errors, err.Error())
 			case v != nil:
@@ -52,7 +58,7 @@ func (abiStage) Run(ctx context.Context, r *Run) error {
 				res.NotCompared = append(res.NotCompared, abi.NotCompared{Variant: string(variant), Why: "no successful builds of base and head"})
 			}
 		}
-		if len(res.Variants) == 0 && len(res.Errors) == 0 {
+		if len(res.Variants) == 0 && len(res.Errors) == 0 && len(res.Rejected) == 0 {
 			continue
 		}
 		r.setTarget(t, func(tr *results.TargetResult) { tr.ABI = res })

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/patchproof/patchproof/builders"
+	"github.com/patchproof/patchproof/internal/confine"
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/verify/abi"
 )
@@ -22,12 +23,14 @@ const (
 // stage asks for them), NTS, and ZTS without them, from header probes of
 // the variant's builds (abi.ProbeHeaders): seconds of gcc, no build of its
 // own. It is nil, with no error, where t has no successful base and head
-// builds to compare.
+// builds to compare. The DWARF and symbols are read in a child under
+// limits (abi.CompareConfined): head's build made them, and an error
+// wrapping abi.ErrHeadRejected is theirs.
 func (r *Run) abiVariant(ctx context.Context, t *Target, v builders.Variant, c *probeCompiler) (*abi.Variant, error) {
 	if v == builders.ZTS {
 		if base, head := t.build(side.Base, builders.TSan), t.build(side.Head, builders.TSan); base != nil && head != nil {
 			r.Progress.Step("%s: compare the ZTS ABI (%s)", t.Name, layoutsTSan)
-			res, err := abi.Compare(string(v), abiInput(t.BaseTree, base), abiInput(t.HeadTree, head))
+			res, err := abi.CompareConfined(ctx, string(v), abiInput(t.BaseTree, base), abiInput(t.HeadTree, head), confine.Limits{})
 			if err != nil {
 				return nil, err
 			}
@@ -56,7 +59,7 @@ func (r *Run) abiVariant(ctx context.Context, t *Target, v builders.Variant, c *
 		in[i] = abiInput(tree, b)
 		in[i].Debug, in[i].LeftOut = []string{p.Object}, p.LeftOut
 	}
-	res, err := abi.Compare(string(v), in[0], in[1])
+	res, err := abi.CompareConfined(ctx, string(v), in[0], in[1], confine.Limits{})
 	if err != nil {
 		return nil, err
 	}

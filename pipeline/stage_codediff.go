@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/patchproof/patchproof/builders"
@@ -16,7 +17,8 @@ type codediffStage struct{}
 
 func (codediffStage) String() string { return results.StageCodeDiff }
 
-// Needs nothing: the object files are read in Go (debug/elf).
+// Needs nothing: the object files are read in Go (debug/elf), in a child
+// of patchproof's own executable (codediff.CompareConfined).
 func (codediffStage) Needs(*Config) []Need { return nil }
 
 func (codediffStage) Run(ctx context.Context, r *Run) error {
@@ -30,8 +32,16 @@ func (codediffStage) Run(ctx context.Context, r *Run) error {
 				continue
 			}
 			r.Progress.Step("%s: compare %s machine code (%s)", t.Name, v, r.Config.Objects)
-			rep, err := codediff.CompareDirs(base.Dir, head.Dir, codediff.Options{Objects: r.Config.Objects})
-			if err != nil {
+			// In a child under limits: head's build made the objects.
+			// What of them keeps the comparison from being made fails
+			// the target (Rejected); anything else, a crash on base's
+			// objects included, is a comparison that could not run.
+			rep, err := codediff.CompareConfined(ctx, base.Dir, head.Dir, codediff.Options{Objects: r.Config.Objects})
+			switch {
+			case errors.Is(err, codediff.ErrHeadRejected):
+				res.Rejected = append(res.Rejected, fmt.Sprintf("%s: %v", v, err))
+				continue
+			case err != nil:
 				res.Errors = append(res.Errors, fmt.Sprintf("%s: %v", v, err))
 				continue
 			}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -11,7 +12,7 @@ import (
 )
 
 // codediffCmd is 'patchproof codediff'.
-func codediffCmd(_ context.Context, stdout, stderr io.Writer, args []string) error {
+func codediffCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error {
 	fs := newFlagSet("codediff", stdout)
 	asJSON := fs.Bool("json", false, "print the report as JSON (the results.json form) instead of Markdown")
 	objects := fs.String("objects", codediff.DefaultObjects, "object files to compare, a glob relative to BASE and HEAD")
@@ -24,7 +25,12 @@ func codediffCmd(_ context.Context, stdout, stderr io.Writer, args []string) err
 	if fs.NArg() != 2 {
 		return fs.usageErrorf("want BASE and HEAD, got %d arguments", fs.NArg())
 	}
-	rep, err := codediff.CompareDirs(fs.Arg(0), fs.Arg(1), codediff.Options{Objects: *objects})
+	// In a child under limits, as a run compares: the objects are a
+	// build's. What of HEAD's keeps them from being compared fails.
+	rep, err := codediff.CompareConfined(ctx, fs.Arg(0), fs.Arg(1), codediff.Options{Objects: *objects})
+	if errors.Is(err, codediff.ErrHeadRejected) {
+		return results.CheckFailed("%v", err)
+	}
 	if err != nil {
 		return err
 	}

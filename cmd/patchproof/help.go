@@ -73,7 +73,9 @@ prints the counts and a disassembly diff of each changed function.`,
 		examples: `  patchproof codediff patchproof-out/builds/base-nts patchproof-out/builds/head-nts
   patchproof codediff --json --objects 'ext/mysqli/*.o' base/ head/`,
 		exit: `  0  every function is the same machine code
-  1  a function changed, was added or was removed
+  1  a function changed, was added or was removed; or HEAD's objects are beyond
+     what the parser reads (a section larger than its file or its bound, a
+     decompression bomb), or crash it in its child (4 GiB, 300 s of CPU)
   2  bad input (a flag error: one line, then see --help), or the objects could not be read
 `,
 		env: "  (none)\n",

@@ -15,14 +15,17 @@ import (
 	"time"
 
 	"github.com/patchproof/patchproof/internal/childenv"
+	"github.com/patchproof/patchproof/internal/confine"
 	"github.com/patchproof/patchproof/pipeline"
 	"github.com/patchproof/patchproof/pipeline/github/githubfake"
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
 // TestMain lets a test run this binary as patchproof itself, a process
-// that can be killed: with PATCHPROOF_TEST_AS_MAIN=1 it is main.
+// that can be killed: with PATCHPROOF_TEST_AS_MAIN=1 it is main. First, it
+// runs the checks' confined parsers, where it is their child.
 func TestMain(m *testing.M) {
+	confine.Main(pipeline.ConfinedJobs()...)
 	if os.Getenv("PATCHPROOF_TEST_AS_MAIN") == "1" {
 		main()
 		return

@@ -9,12 +9,18 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/patchproof/patchproof/internal/confine"
 	"github.com/patchproof/patchproof/internal/proc"
 	"github.com/patchproof/patchproof/internal/secretenv"
+	"github.com/patchproof/patchproof/pipeline"
 )
 
 func main() {
-	// First: the code a run starts is the same user as this process, and
+	// First of all: where this process is a confined child (the parser of
+	// a build's objects that codediff and abi start), it runs that job
+	// and exits, with no secret to hold.
+	confine.Main(pipeline.ConfinedJobs()...)
+	// Then: the code a run starts is the same user as this process, and
 	// could read its token from /proc. Hold executes patchproof again
 	// without its secrets in the environment the kernel shows, holding
 	// them, and makes the process not dumpable.

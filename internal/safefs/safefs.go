@@ -8,7 +8,6 @@
 package safefs
 
 import (
-	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -210,32 +209,6 @@ func (t *Tree) FS() fs.FS { return t.root.FS() }
 // have made a link or a FIFO.
 func OpenPath(path string) (*os.File, error) {
 	return Open(filepath.Dir(path), filepath.Base(path))
-}
-
-// ELF is an ELF file opened by OpenELF; Close closes the file beneath.
-type ELF struct {
-	*elf.File
-	f *os.File
-}
-
-// Close closes the file.
-func (e *ELF) Close() error { return e.f.Close() }
-
-// OpenELF is elf.Open of a path the tree's code could have made a link
-// (an object or binary of a build): opened as OpenPath opens, never
-// through a link. elf reads what it needs where it is, so the file's size
-// needs no bound.
-func OpenELF(path string) (*ELF, error) {
-	f, err := OpenPath(path)
-	if err != nil {
-		return nil, err
-	}
-	ef, err := elf.NewFile(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
-	}
-	return &ELF{File: ef, f: f}, nil
 }
 
 // CopyRegular copies rel beneath the tree to dst, made anew as Create

@@ -49,9 +49,13 @@ var trusted = map[string]string{
 	"cmd/hostwatch/main.go:main":              "hostwatch's report, a test tool's",
 
 	// The parsers of what a build made: debug/elf and debug/dwarf over a
-	// file opened through the boundary.
-	"verify/abi/types.go:readTypes":         "the DWARF of a header probe compiled by patchproof from the installed headers (opened through safefs)",
-	"verify/codediff/object.go:readObject":  "an object opened through safefs.OpenIn",
-	"verify/codediff/object.go:sectionData": "a section of an object opened through safefs.OpenIn",
-	"verify/codediff/object.go:readRelocs":  "a section of an object opened through safefs.OpenIn",
+	// file opened through the boundary, whose sections safefs.NewELF and
+	// CheckELF held to the file's size and their caps first, in the
+	// confined child (internal/confine).
+	"verify/abi/types.go:readTypes":         "the DWARF of a file opened with safefs.OpenELF, its sections checked, its type chains checked before debug/dwarf follows them",
+	"verify/codediff/object.go:sectionData": "a section of an object opened with safefs.NewELF, checked against the file and its caps",
+	"verify/codediff/object.go:readRelocs":  "a relocation section of an object opened with safefs.NewELF, checked against the file and its caps",
+
+	// Test helpers in a non-test file.
+	"internal/safefs/safefstest/": "crafts hostile objects from a real gcc -c object in a test's temporary directory",
 }

@@ -2,10 +2,11 @@ package abi
 
 import (
 	"fmt"
-	"github.com/patchproof/patchproof/internal/safefs"
 	"path/filepath"
 	"regexp"
 	"sort"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 )
 
 // Input is one side's build of a variant.
@@ -35,6 +36,7 @@ type abiSide struct {
 	installed Installed
 	types     map[string]*Type
 	symbols   map[string]Symbol
+	warnings  []string // of the types' layouts
 }
 
 func read(in Input) (*abiSide, error) {
@@ -45,9 +47,11 @@ func read(in Input) (*abiSide, error) {
 	s := &abiSide{installed: inst, types: map[string]*Type{}, symbols: map[string]Symbol{}}
 	roots := append([]string{in.Source}, in.Roots...)
 	for _, d := range in.Debug {
-		if err := readTypes(d, inst, roots, s.types); err != nil {
+		ws, err := readTypes(d, inst, roots, s.types)
+		if err != nil {
 			return nil, err
 		}
+		s.warnings = append(s.warnings, ws...)
 	}
 	for _, b := range in.Binaries {
 		if err := readSymbols(b, s.symbols); err != nil {
@@ -65,9 +69,27 @@ func Compare(variant string, base, head Input) (*Variant, error) {
 	}
 	h, err := read(head)
 	if err != nil {
-		return nil, fmt.Errorf("compare %s ABI: head: %w", variant, err)
+		return nil, fmt.Errorf("compare %s ABI: head: %w", variant, &headError{err})
 	}
+	return compare(variant, base, head, b, h)
+}
+
+// headError is an error of reading head's build, which the change made:
+// CompareConfined tells it apart.
+type headError struct{ err error }
+
+func (e *headError) Error() string { return e.err.Error() }
+func (e *headError) Unwrap() error { return e.err }
+
+// compare compares b and h, what read read of base and head.
+func compare(variant string, base, head Input, b, h *abiSide) (*Variant, error) {
 	v := &Variant{Name: variant, Headers: len(h.installed.List()), LeftOut: leftOut(base.LeftOut, head.LeftOut)}
+	for _, w := range b.warnings {
+		v.Warnings = append(v.Warnings, "base: "+w)
+	}
+	for _, w := range h.warnings {
+		v.Warnings = append(v.Warnings, "head: "+w)
+	}
 	for _, l := range v.LeftOut {
 		for _, types := range []map[string]*Type{b.types, h.types} {
 			for k, t := range types {

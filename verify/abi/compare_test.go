@@ -158,6 +158,10 @@ func TestCompare(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The walk's bounds leave a compiler's DWARF alone.
+			if len(v.Warnings) > 0 {
+				t.Errorf("warnings %q of gcc's DWARF", v.Warnings)
+			}
 			var got []brief
 			for _, c := range v.Changes {
 				got = append(got, brief{c.Kind, c.Subject, c.Member, c.Break})

@@ -26,7 +26,8 @@ type Target struct {
 // variant that could not be compared (Errors) is a plain error: the check
 // could not run, and that wins over any failure. Each target's part of
 // the error Judge returns is prefixed with its name, as every check's is
-// (verdict.Judged). Judge records in each Result's Policy what it made of
+// (verdict.Judged). A variant head's build kept from being compared
+// (Rejected) fails its target under every mode but Off. Judge records in each Result's Policy what it made of
 // the changes. A nil Result is a target the check did not run on.
 func Judge(targets []Target, mode Mode) error {
 	var failed, broken []string
@@ -59,11 +60,15 @@ func judge(r *Result, stable bool, mode Mode) error {
 	if err := verdict.CouldNotRun(r.Errors); err != nil {
 		return err
 	}
-	if r.Policy != string(Fail) {
-		return nil
+	var failed []string
+	if len(r.Rejected) > 0 && r.Policy != string(Off) {
+		failed = append(failed, strings.Join(r.Rejected, "; "))
 	}
-	if bs := r.Breaks(); len(bs) > 0 {
-		return verdict.CheckFailed("the ABI of a stable branch changed: %s", strings.Join(bs, "; "))
+	if bs := r.Breaks(); len(bs) > 0 && r.Policy == string(Fail) {
+		failed = append(failed, "the ABI of a stable branch changed: "+strings.Join(bs, "; "))
+	}
+	if len(failed) > 0 {
+		return verdict.CheckFailed("%s", strings.Join(failed, "; "))
 	}
 	return nil
 }

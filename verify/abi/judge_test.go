@@ -15,6 +15,7 @@ func TestJudgeTargets(t *testing.T) {
 		return &Result{Variants: []*Variant{{Name: "ZTS", Changes: []Change{{Kind: MemberAdded, Subject: "struct st", Member: "c", Break: true}}}}}
 	}
 	errored := &Result{Errors: []string{"no debug info"}}
+	rejected := func() *Result { return &Result{Rejected: []string{"head's build rejected: a cycle"}} }
 	for _, tt := range []struct {
 		name    string
 		targets []Target
@@ -28,6 +29,9 @@ func TestJudgeTargets(t *testing.T) {
 		{"warn", []Target{{"PHP-8.4", broken()}}, Warn, "", false},
 		{"not run on a target", []Target{{"PHP-8.4", nil}}, Fail, "", false},
 		{"an error beats a failure", []Target{{"PHP-8.4", broken()}, {"PHP-8.3", errored}}, Fail, "PHP-8.3: no debug info", false},
+		{"head's build rejected on master", []Target{{"master", rejected()}}, Fail, "master: head's build rejected: a cycle", true},
+		{"head's build rejected under warn", []Target{{"PHP-8.4", rejected()}}, Warn, "PHP-8.4: head's build rejected: a cycle", true},
+		{"head's build rejected under off", []Target{{"PHP-8.4", rejected()}}, Off, "", false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := Judge(tt.targets, tt.mode)

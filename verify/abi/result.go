@@ -12,6 +12,12 @@ type Result struct {
 	Policy string `json:"policy,omitempty"`
 	// Errors are what kept a variant from being compared.
 	Errors []string `json:"errors,omitempty"`
+	// Rejected are the variants head's build kept from being compared
+	// (ErrHeadRejected): a file beyond the bounds it is read within, or
+	// one that crashed the confined reader. Each fails the target under
+	// every policy but Off: the change's build made them, and a
+	// comparison it prevents must not read as a pass.
+	Rejected []string `json:"rejected,omitempty"`
 	// NotCompared are the variants the check does not compare, and why.
 	NotCompared []NotCompared `json:"not_compared,omitempty"`
 }
@@ -42,7 +48,11 @@ type Variant struct {
 	ProbeMS int64 `json:"probe_ms,omitempty"`
 	// LeftOut are the installed headers a header probe of base or head
 	// could not compile: their types are not compared.
-	LeftOut    []LeftOut   `json:"left_out,omitempty"`
+	LeftOut []LeftOut `json:"left_out,omitempty"`
+	// Warnings are what a reader should weigh with the changes: a type
+	// whose DWARF holds or points to itself, or lies deeper than a
+	// compiler writes; "?" stands in its layout where the walk stopped.
+	Warnings   []string    `json:"warnings,omitempty"`
 	APINumbers []APINumber `json:"api_numbers,omitempty"`
 	Changes    []Change    `json:"changes,omitempty"`
 }

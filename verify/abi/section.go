@@ -37,6 +37,9 @@ func (r *Result) Cell() string {
 	if len(r.Errors) > 0 {
 		lines = append(lines, verdict.Error.Icon()+" "+plural(len(r.Errors), "error", "errors"))
 	}
+	if len(r.Rejected) > 0 {
+		lines = append(lines, verdict.Failed.Icon()+" head's build rejected")
+	}
 	if len(lines) == 0 {
 		return "not compared"
 	}
@@ -96,6 +99,9 @@ func (r *Result) WriteSection(w io.Writer) error {
 	for _, e := range r.Errors {
 		f("- %s %s\n", verdict.Error.Icon(), markdown.Text(e))
 	}
+	for _, e := range r.Rejected {
+		f("- %s %s\n", verdict.Failed.Icon(), markdown.Text(e))
+	}
 	for _, v := range r.Variants {
 		nums := make([]string, 0, len(v.APINumbers))
 		for _, n := range v.APINumbers {
@@ -120,17 +126,7 @@ func (r *Result) WriteSection(w io.Writer) error {
 	}
 	f("\n")
 	for _, v := range r.Variants {
-		if len(v.LeftOut) == 0 {
-			continue
-		}
-		// A header that does not compile after the others (another
-		// platform's, a library's the build lacks, a fragment): its
-		// types are compared on neither side.
-		f("<details><summary>%s: %s the probe left out, whose types are not compared</summary>\n\n", markdown.Text(v.Name), plural(len(v.LeftOut), "installed header", "installed headers"))
-		for _, l := range v.LeftOut {
-			f("- %s: %s\n", markdown.Code(l.Header), markdown.Text(l.Why))
-		}
-		f("\n</details>\n\n")
+		writeNotes(&b, v)
 	}
 	for _, v := range r.Variants {
 		if len(v.Changes) == 0 {
@@ -158,6 +154,27 @@ func (r *Result) WriteSection(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeNotes writes what a reader weighs with v's changes: the headers
+// the probe left out, and the warnings.
+func writeNotes(b *strings.Builder, v *Variant) {
+	if len(v.LeftOut) > 0 {
+		// A header that does not compile after the others (another
+		// platform's, a library's the build lacks, a fragment): its
+		// types are compared on neither side.
+		fmt.Fprintf(b, "<details><summary>%s: %s the probe left out, whose types are not compared</summary>\n\n", markdown.Text(v.Name), plural(len(v.LeftOut), "installed header", "installed headers"))
+		for _, l := range v.LeftOut {
+			fmt.Fprintf(b, "- %s: %s\n", markdown.Code(l.Header), markdown.Text(l.Why))
+		}
+		b.WriteString("\n</details>\n\n")
+	}
+	for _, w := range v.Warnings {
+		fmt.Fprintf(b, "> warning: %s: %s\n", markdown.Text(v.Name), markdown.Text(w))
+	}
+	if len(v.Warnings) > 0 {
+		b.WriteString("\n")
+	}
 }
 
 func plural(n int, one, many string) string {

@@ -47,85 +47,157 @@ type Member struct {
 }
 
 // readTypes reads the types declared in installed headers from the DWARF
-// of an ELF file. A file path in DWARF is where the build compiled it:
+// of an ELF file, those into lacks, into into, and returns the warnings
+// of their layouts. A file path in DWARF is where the build compiled it:
 // it is made relative to the first of roots that holds it, or else
 // matched by its trailing components against the installed headers.
-func readTypes(file string, in Installed, roots []string, into map[string]*Type) error {
+//
+// The build made the file: its sections are read within safefs's bounds
+// (OpenELF), and its type graph is checked (checkChains) before
+// debug/dwarf follows it, which recurses without end on a typedef that is
+// its own type.
+func readTypes(file string, in Installed, roots []string, into map[string]*Type) ([]string, error) {
 	f, err := safefs.OpenELF(file)
 	if err != nil {
-		return fmt.Errorf("read types of %s: %w", file, err)
+		return nil, fmt.Errorf("read types of %s: %w", file, err)
 	}
 	defer f.Close()
 	d, err := f.DWARF()
 	if err != nil {
-		return fmt.Errorf("read types of %s: %w (was it built with -g?)", file, err)
+		return nil, fmt.Errorf("read types of %s: %w (was it built with -g?)", file, err)
 	}
+	found, chains, err := scanTypes(d, in, roots, into)
+	if err != nil {
+		return nil, fmt.Errorf("read types of %s: %w", file, err)
+	}
+	if err := checkChains(chains); err != nil {
+		return nil, fmt.Errorf("read types of %s: %w", file, err)
+	}
+	w := newWalker()
+	for _, c := range found {
+		typ, err := d.Type(c.off)
+		if err != nil {
+			return nil, fmt.Errorf("read type %s of %s: %w", c.key, file, err)
+		}
+		into[c.key] = w.layout(c.kind, c.name, c.header, c.line, typ)
+	}
+	return w.warnings, nil
+}
+
+// declared is a type of an installed header that a DWARF declares.
+type declared struct {
+	key, kind, name, header string
+	line                    int
+	off                     dwarf.Offset
+}
+
+// scanTypes lists the types of installed headers that d declares and into
+// lacks, each once, and the DW_AT_type of every typedef, qualifier and
+// array of d (whatever its place in the tree): the references that
+// debug/dwarf's Size follows.
+func scanTypes(d *dwarf.Data, in Installed, roots []string, into map[string]*Type) ([]declared, map[dwarf.Offset]dwarf.Offset, error) {
+	s := &scanner{d: d, in: in, roots: roots, into: into, seen: map[string]bool{}, rel: map[string]string{}}
 	r := d.Reader()
-	var files []*dwarf.LineFile
-	var compDir string
-	rel := map[string]string{} // DWARF path → installed header, "" if none
+	var found []declared
+	chains := map[dwarf.Offset]dwarf.Offset{}
+	depth := 0 // of the next entry: 1 for what a unit holds
 	for {
 		e, err := r.Next()
 		if err != nil {
-			return fmt.Errorf("read types of %s: %w", file, err)
+			return nil, nil, err
 		}
 		if e == nil {
-			return nil
+			return found, chains, nil
+		}
+		level := depth
+		switch {
+		case e.Tag == 0:
+			depth--
+			continue
+		case e.Children:
+			depth++
+		}
+		if chainTags[e.Tag] {
+			if to, ok := e.Val(dwarf.AttrType).(dwarf.Offset); ok {
+				chains[e.Offset] = to
+			}
 		}
 		if e.Tag == dwarf.TagCompileUnit || e.Tag == dwarf.TagPartialUnit {
-			files = nil
-			compDir, _ = e.Val(dwarf.AttrCompDir).(string)
-			if lr, err := d.LineReader(e); err == nil && lr != nil {
-				files = lr.Files()
-			}
+			depth = 1
+			s.unit(e)
 			continue
 		}
-		if e.Tag == 0 {
+		// A unit's own types: not those of a function's body.
+		if level != 1 {
 			continue
 		}
-		if e.Children {
-			r.SkipChildren()
+		if t, ok := s.declared(e); ok {
+			found = append(found, t)
 		}
-		kind, ok := kinds[e.Tag]
-		if !ok {
-			continue
-		}
-		name, _ := e.Val(dwarf.AttrName).(string)
-		if name == "" {
-			continue // an anonymous aggregate is its typedef's
-		}
-		if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl {
-			continue
-		}
-		key := kind + " " + name
-		if _, seen := into[key]; seen {
-			continue
-		}
-		fi, ok := e.Val(dwarf.AttrDeclFile).(int64)
-		if !ok || fi < 0 || int(fi) >= len(files) || files[fi] == nil {
-			continue
-		}
-		p := files[fi].Name
-		if !filepath.IsAbs(p) && compDir != "" {
-			// DWARF 5 names a file relative to its include directory,
-			// itself relative to the unit's compilation directory.
-			p = filepath.Join(compDir, p)
-		}
-		h, done := rel[p]
-		if !done {
-			h = installedPath(p, in, roots)
-			rel[p] = h
-		}
-		if h == "" {
-			continue
-		}
-		typ, err := d.Type(e.Offset)
-		if err != nil {
-			return fmt.Errorf("read type %s of %s: %w", key, file, err)
-		}
-		line, _ := e.Val(dwarf.AttrDeclLine).(int64)
-		into[key] = layout(kind, name, h, int(line), typ)
 	}
+}
+
+// scanner is what scanTypes knows of the unit it is in.
+type scanner struct {
+	d     *dwarf.Data
+	in    Installed
+	roots []string
+	into  map[string]*Type
+	seen  map[string]bool // the keys found
+
+	files   []*dwarf.LineFile
+	compDir string
+	rel     map[string]string // DWARF path → installed header, "" if none
+}
+
+// unit starts the unit of entry e.
+func (s *scanner) unit(e *dwarf.Entry) {
+	s.files = nil
+	s.compDir, _ = e.Val(dwarf.AttrCompDir).(string)
+	if lr, err := s.d.LineReader(e); err == nil && lr != nil {
+		s.files = lr.Files()
+	}
+}
+
+// declared is the type entry e declares, where it is one of an installed
+// header that scanTypes has not found yet.
+func (s *scanner) declared(e *dwarf.Entry) (declared, bool) {
+	kind, ok := kinds[e.Tag]
+	if !ok {
+		return declared{}, false
+	}
+	name, _ := e.Val(dwarf.AttrName).(string)
+	if name == "" {
+		return declared{}, false // an anonymous aggregate is its typedef's
+	}
+	if decl, _ := e.Val(dwarf.AttrDeclaration).(bool); decl {
+		return declared{}, false
+	}
+	key := kind + " " + name
+	if _, done := s.into[key]; done || s.seen[key] {
+		return declared{}, false
+	}
+	fi, ok := e.Val(dwarf.AttrDeclFile).(int64)
+	if !ok || fi < 0 || int(fi) >= len(s.files) || s.files[fi] == nil {
+		return declared{}, false
+	}
+	p := s.files[fi].Name
+	if !filepath.IsAbs(p) && s.compDir != "" {
+		// DWARF 5 names a file relative to its include directory,
+		// itself relative to the unit's compilation directory.
+		p = filepath.Join(s.compDir, p)
+	}
+	h, done := s.rel[p]
+	if !done {
+		h = installedPath(p, s.in, s.roots)
+		s.rel[p] = h
+	}
+	if h == "" {
+		return declared{}, false
+	}
+	s.seen[key] = true
+	line, _ := e.Val(dwarf.AttrDeclLine).(int64)
+	return declared{key: key, kind: kind, name: name, header: h, line: int(line), off: e.Offset}, true
 }
 
 var kinds = map[dwarf.Tag]string{
@@ -170,132 +242,4 @@ func inRoots(rel string, roots []string) bool {
 		}
 	}
 	return false
-}
-
-// layout is a type's Type.
-func layout(kind, name, file string, line int, t dwarf.Type) *Type {
-	out := &Type{Kind: kind, Name: name, File: file, Line: line, Size: t.Size(), Align: alignOf(t)}
-	under := t
-	if td, ok := t.(*dwarf.TypedefType); ok {
-		out.Target = typeName(td.Type)
-		under = td.Type
-		if !anonymous(under) {
-			return out
-		}
-	}
-	switch u := under.(type) {
-	case *dwarf.StructType:
-		if !u.Incomplete {
-			out.Members = members(u, "", 0)
-		}
-	case *dwarf.EnumType:
-		for _, v := range u.Val {
-			out.Members = append(out.Members, Member{Name: v.Name, Value: v.Val})
-		}
-	}
-	return out
-}
-
-// members are s's members, an anonymous aggregate's own after it.
-func members(s *dwarf.StructType, prefix string, base int64) []Member {
-	var ms []Member
-	for _, f := range s.Field {
-		off := base + f.ByteOffset
-		m := Member{Name: prefix + f.Name, Type: typeName(f.Type), Offset: off, Size: f.Type.Size(), Align: alignOf(f.Type), BitSize: f.BitSize}
-		if f.BitSize > 0 {
-			m.BitOffset = base*8 + f.DataBitOffset
-			if f.DataBitOffset == 0 && f.BitOffset != 0 {
-				m.BitOffset = off*8 + f.ByteSize*8 - f.BitOffset - f.BitSize
-			}
-		}
-		if f.Name != "" {
-			ms = append(ms, m)
-		}
-		if inner, ok := strip(f.Type).(*dwarf.StructType); ok && inner.StructName == "" && !inner.Incomplete {
-			p := prefix
-			if f.Name != "" {
-				p += f.Name + "."
-			}
-			ms = append(ms, members(inner, p, off)...)
-		}
-	}
-	return ms
-}
-
-// strip is t without its qualifiers.
-func strip(t dwarf.Type) dwarf.Type {
-	for {
-		q, ok := t.(*dwarf.QualType)
-		if !ok {
-			return t
-		}
-		t = q.Type
-	}
-}
-
-func anonymous(t dwarf.Type) bool {
-	switch t := strip(t).(type) {
-	case *dwarf.StructType:
-		return t.StructName == ""
-	case *dwarf.EnumType:
-		return t.EnumName == ""
-	}
-	return false
-}
-
-// typeName is t as a declaration would name it, an anonymous aggregate as
-// its kind and {…}: its members are compared on their own.
-func typeName(t dwarf.Type) string {
-	switch t := t.(type) {
-	case *dwarf.StructType:
-		if t.StructName == "" {
-			return t.Kind + " {…}"
-		}
-		return t.Kind + " " + t.StructName
-	case *dwarf.EnumType:
-		if t.EnumName == "" {
-			return "enum {…}"
-		}
-		return "enum " + t.EnumName
-	case *dwarf.PtrType:
-		return typeName(t.Type) + " *"
-	case *dwarf.QualType:
-		return t.Qual + " " + typeName(t.Type)
-	case *dwarf.ArrayType:
-		return fmt.Sprintf("%s[%d]", typeName(t.Type), t.Count)
-	case *dwarf.TypedefType:
-		return t.Name
-	}
-	return t.String()
-}
-
-// alignOf is the alignment t's layout implies on the ABIs PHP builds for:
-// a scalar's is its size, an aggregate's its largest member's.
-func alignOf(t dwarf.Type) int64 {
-	switch t := t.(type) {
-	case *dwarf.TypedefType:
-		return alignOf(t.Type)
-	case *dwarf.QualType:
-		return alignOf(t.Type)
-	case *dwarf.ArrayType:
-		return alignOf(t.Type)
-	case *dwarf.StructType:
-		a := int64(1)
-		for _, f := range t.Field {
-			a = max(a, alignOf(f.Type))
-		}
-		return a
-	}
-	s := t.Size()
-	switch {
-	case s <= 0:
-		return 1
-	case s >= 16:
-		return 16
-	}
-	a := int64(1)
-	for a*2 <= s {
-		a *= 2
-	}
-	return a
 }

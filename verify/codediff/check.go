@@ -18,6 +18,12 @@ type Result struct {
 	ZTS           *Report  `json:"zts,omitempty"`
 	ExpectNTSNoop bool     `json:"expect_nts_noop"`
 	Errors        []string `json:"errors,omitempty"`
+	// Rejected are the variants head's objects kept from being compared
+	// (ErrHeadRejected): an object beyond the bounds they are read
+	// within, or one that crashed the confined parser. Each fails the
+	// target, no-op expected or not: the change's build made them, and a
+	// comparison it prevents must not read as a pass.
+	Rejected []string `json:"rejected,omitempty"`
 }
 
 // Target is one target's Result, named as the run names the target.
@@ -27,9 +33,10 @@ type Target struct {
 }
 
 // Judge applies the machine-code check's rules to every target: a target
-// that could not be compared is an error (the check could not judge it),
-// and, when a no-op was expected, an NTS function that head changed, added
-// or removed is a failure (a *verdict.CheckError). An error wins over a
+// that could not be compared is an error (the check could not judge it);
+// one whose head's objects were rejected is a failure (a
+// *verdict.CheckError), and so, when a no-op was expected, is an NTS
+// function that head changed, added or removed. An error wins over a
 // failure: a target that could not be compared leaves the run unjudged
 // whatever the others say. A nil Result is a target the check did not run
 // on.
@@ -42,6 +49,9 @@ func Judge(targets []Target) error {
 		}
 		for _, e := range r.Errors {
 			errs = append(errs, t.Name+": "+e)
+		}
+		for _, e := range r.Rejected {
+			failures = append(failures, t.Name+": "+e)
 		}
 		if r.ExpectNTSNoop && r.NTS != nil && !r.NTS.AllIdentical() {
 			failures = append(failures, fmt.Sprintf("%s: NTS machine code changed: %s", t.Name, changedNames(r.NTS)))

@@ -46,6 +46,8 @@ func TestJudge(t *testing.T) {
 			"PHP-8.4: nts: no object files", false},
 		{"an error wins over a failure", []Target{{"master", changed}, {"PHP-8.4", &Result{Errors: []string{"zts: boom", "nts: bang"}}}},
 			"PHP-8.4: zts: boom; PHP-8.4: nts: bang", false},
+		{"head's objects rejected fail, no-op expected or not", []Target{{"master", same}, {"PHP-8.4", &Result{Rejected: []string{"nts: head's objects rejected: section .text"}}}},
+			"PHP-8.4: nts: head's objects rejected: section .text", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			err := Judge(tt.targets)
@@ -71,6 +73,7 @@ func TestCells(t *testing.T) {
 		{"not run", nil, "not compared", "not compared"},
 		{"no builds", &Result{}, "not compared", "not compared"},
 		{"not comparable", &Result{Errors: []string{"nts: boom"}}, "⚠️ not compared", "not compared"},
+		{"head's objects rejected", &Result{Rejected: []string{"nts: head's objects rejected"}}, "❌ head's objects rejected", "not compared"},
 		{"identical", &Result{NTS: report(), ZTS: report(), ExpectNTSNoop: true}, "✅ 10/10 identical", "10/10 identical"},
 		{"changed, a no-op expected", &Result{NTS: report("f"), ZTS: report("f", "g"), ExpectNTSNoop: true}, "❌ 9/10 identical, 1 changed", "2 changed (of 10)"},
 		{"changed, information", &Result{NTS: report("f")}, "ℹ️ 9/10 identical, 1 changed", "not compared"},

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/patchproof/patchproof/internal/confine"
 )
 
 // DefaultObjects is the selection when Options.Objects is empty: mysqlnd's
@@ -26,6 +28,9 @@ type Options struct {
 	// in a directory, that directory's own *.o files are taken instead,
 	// so BASE and HEAD may be build trees or directories of objects.
 	Objects string
+	// Limits are those of CompareConfined's child; the zero value is
+	// confine's defaults.
+	Limits confine.Limits
 }
 
 // CheckObjects rejects an Objects pattern that is not a glob
@@ -64,13 +69,20 @@ func CompareDirs(baseDir, headDir string, opt Options) (*Report, error) {
 	}
 	head, err := loadSide(headDir, pattern)
 	if err != nil {
-		return nil, err
+		return nil, &headError{err}
 	}
 	rep := compareSides(base, head)
 	rep.Objects = pattern
 	rep.BaseDir, rep.HeadDir = baseDir, headDir
 	return rep, nil
 }
+
+// headError is an error of reading head's objects, which the change's
+// build made: CompareConfined tells it apart.
+type headError struct{ err error }
+
+func (e *headError) Error() string { return e.err.Error() }
+func (e *headError) Unwrap() error { return e.err }
 
 // side is one build's selected objects, sorted by path.
 type side struct {

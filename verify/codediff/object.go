@@ -6,9 +6,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/patchproof/patchproof/internal/safefs"
 	"io"
 	"sort"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 )
 
 // object is one relocatable object reduced to its functions, each with its
@@ -97,7 +98,10 @@ func readObject(dir, path, rel string) (*object, error) {
 	if _, err := io.ReadFull(file, magic[:]); err != nil || string(magic[:]) != elf.ELFMAG {
 		return fail(errNotELF)
 	}
-	f, err := elf.NewFile(file)
+	// The build wrote the object too: its headers are believed only
+	// within safefs's bounds, so that no section read below takes more
+	// than the file holds or decompresses a bomb.
+	f, err := safefs.NewELF(file, safefs.Limits{})
 	if err != nil {
 		return fail(err)
 	}
@@ -163,7 +167,8 @@ func (r *objectReader) warnf(format string, a ...any) {
 	r.warnings = append(r.warnings, fmt.Sprintf(format, a...))
 }
 
-// sectionData returns the bytes of section i, cached.
+// sectionData returns the bytes of section i, cached: within the bounds
+// readObject checked every section against.
 func (r *objectReader) sectionData(i int) ([]byte, error) {
 	if d, ok := r.data[i]; ok {
 		return d, nil
@@ -277,6 +282,12 @@ func (r *objectReader) indexSymbols() {
 	}
 }
 
+// maxFunction bounds the code of one function, which decoding takes up
+// to 90 times over in memory (an x86asm.Inst for every 2-byte
+// instruction): no function of PHP's, the VM's execute_ex included, comes
+// near it.
+const maxFunction = 16 << 20
+
 // functions extracts every function symbol with its code and references.
 func (r *objectReader) functions() ([]*function, error) {
 	var funcs []*function
@@ -299,6 +310,9 @@ func (r *objectReader) functions() ([]*function, error) {
 		if size == 0 {
 			size = r.extent(sec, start)
 			r.warnf("function %s has no size; took %d bytes up to the next symbol", s.Name, size)
+		}
+		if size > maxFunction {
+			return nil, fmt.Errorf("function %s: %d bytes: %w (%d bytes)", s.Name, size, safefs.ErrTooLarge, maxFunction)
 		}
 		if start > uint64(len(data)) || size > uint64(len(data))-start {
 			return nil, fmt.Errorf("function %s: bytes %#x+%#x lie outside section %s (%#x bytes)", s.Name, start, size, hdr.Name, len(data))

@@ -34,8 +34,11 @@ func (r *Result) Sections() []verdict.Section {
 // its cell and section say that it was not compared rather than vanish.
 func (r *Result) Cell() string {
 	if r == nil || r.NTS == nil {
-		if r != nil && len(r.Errors) > 0 {
+		switch {
+		case r != nil && len(r.Errors) > 0:
 			return verdict.Error.Icon() + " not compared"
+		case r != nil && len(r.Rejected) > 0:
+			return verdict.Failed.Icon() + " head's objects rejected"
 		}
 		return "not compared"
 	}
@@ -69,8 +72,11 @@ func (r *Result) writeNTS(w io.Writer, compact bool) error {
 	for _, e := range r.Errors {
 		fmt.Fprintf(&b, "> [!WARNING]\n> Not compared: %s\n\n", markdown.Text(e))
 	}
+	for _, e := range r.Rejected {
+		fmt.Fprintf(&b, "> [!CAUTION]\n> Failed: %s\n\n", markdown.Text(e))
+	}
 	if r.NTS == nil {
-		if len(r.Errors) == 0 {
+		if len(r.Errors) == 0 && len(r.Rejected) == 0 {
 			b.WriteString("Not compared: no NTS build of both base and head.\n\n")
 		}
 		return flush(w, &b)
