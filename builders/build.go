@@ -16,15 +16,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -300,6 +297,17 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 		}
 	}
 
+	res, err := b.make(ctx, s, key, args, warnings, lock)
+	kept = err == nil
+	return res, err
+}
+
+// make builds s afresh into the entry key of the builds dir, whose lock
+// the caller holds exclusively: configure (or a derivation from s.From),
+// make, and the checks and records of finish. warnings are the lookup's.
+func (b *Builder) make(ctx context.Context, s Spec, key string, args, warnings []string, lock *cachedir.Held) (*Build, error) {
+	root := filepath.Join(b.CacheDir, "builds")
+	dir := filepath.Join(root, key)
 	if err := removeDeadBuilds(root, key, s.Log); err != nil {
 		return nil, fmt.Errorf("build %s: %w", s.Label, err)
 	}
@@ -328,50 +336,14 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 		return res, fmt.Errorf("build %s: %s: %w", s.Label, res.Failure, ErrBuildFailed)
 	}
 
-	if s.From != nil {
-		// The entry is not pruned or replaced while it is copied: a
-		// shared lock, as this run holds it already since it made or
-		// reused it (an exclusive one would wait for this run itself).
-		unlockFrom, err := cachedir.SharedLockContext(ctx, s.From.Dir+lockSuffix, s.Log)
-		if err != nil {
-			return nil, fmt.Errorf("build %s: %w", s.Label, err)
-		}
-		fmt.Fprintf(s.Log, "### derive: from %s (%s)\n", s.From.Key, s.From.Label)
-		err = derive(s, tmp)
-		unlockFrom()
-		if err != nil {
-			return nil, fmt.Errorf("build %s: derive from %s: %w", s.Label, s.From.Label, err)
-		}
-	} else if err := copyTree(s.Source, tmp); err != nil {
-		return nil, fmt.Errorf("build %s: copy source: %w", s.Label, err)
+	if err := fillTree(ctx, s, tmp); err != nil {
+		return nil, fmt.Errorf("build %s: %w", s.Label, err)
 	}
-	// LC_ALL=C: compiler messages in plain ASCII, the same on every machine.
-	// The locale variables and PHP_UNAME are set whatever this host has, so
-	// that a build on this host and one in a container configure and
-	// compile alike, byte for byte, and share their ccache entries: ccache
-	// hashes the locale, and configure puts uname -a, host name included,
-	// into php_config.h, which every file includes.
-	env := append([]string{"LC_ALL=C", "LANG=C", "LC_CTYPE=C", "LC_MESSAGES=C", "PHP_UNAME=" + unameForBuild()}, Env(s.Variant)...)
-	var mounts []Mount
-	if b.CCache {
-		shared := filepath.Join(b.CacheDir, ccacheDir)
-		ccEnv, ccMounts, err := ccacheSetup(shared, tmp, s.Trusted)
-		if err != nil {
-			return nil, fmt.Errorf("build %s: %w", s.Label, err)
-		}
-		// A container's bind of a missing directory would make it, as root.
-		if err := os.MkdirAll(shared, 0o755); err != nil {
-			return nil, fmt.Errorf("build %s: %w", s.Label, err)
-		}
-		env, mounts = append(env, ccEnv...), ccMounts
-		if s.Trusted {
-			defer func() {
-				if err := pruneCCache(shared, cmp.Or(b.CCacheMaxSize, DefaultCCacheMaxSize)); err != nil {
-					fmt.Fprintf(s.Log, "warning: %v\n", err)
-				}
-			}()
-		}
+	env, mounts, pruneShared, err := b.buildEnv(s, tmp)
+	if err != nil {
+		return nil, fmt.Errorf("build %s: %w", s.Label, err)
 	}
+	defer pruneShared()
 	// The tree was copied into tmp: its patchproof-build.log may be a link.
 	logFile, err := safefs.Create(tmp, buildLogName, 0o644)
 	if err != nil {
@@ -420,9 +392,7 @@ func (b *Builder) Build(ctx context.Context, s Spec) (*Build, error) {
 	if err := safefs.Holds(tmp, buildLogName, logFile); err != nil {
 		return fail("record", err)
 	}
-	res, err = b.finish(ctx, s, res, tmp, dir, root, key, start, fail, lock)
-	kept = err == nil
-	return res, err
+	return b.finish(ctx, s, res, tmp, dir, root, key, start, fail, lock)
 }
 
 // reuse returns the cached build of s, which this run now holds (lock,
@@ -452,6 +422,65 @@ func share(lock *cachedir.Held, dir string) error {
 func exists(path string) bool {
 	_, err := os.Lstat(path)
 	return err == nil
+}
+
+// fillTree puts what s builds from into tmp: the build s derives from, or
+// its source tree.
+func fillTree(ctx context.Context, s Spec, tmp string) error {
+	if s.From != nil {
+		// The entry is not pruned or replaced while it is copied: a
+		// shared lock, as this run holds it already since it made or
+		// reused it (an exclusive one would wait for this run itself).
+		unlockFrom, err := cachedir.SharedLockContext(ctx, s.From.Dir+lockSuffix, s.Log)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(s.Log, "### derive: from %s (%s)\n", s.From.Key, s.From.Label)
+		err = derive(s, tmp)
+		unlockFrom()
+		if err != nil {
+			return fmt.Errorf("derive from %s: %w", s.From.Label, err)
+		}
+		return nil
+	}
+	if err := copyTree(s.Source, tmp); err != nil {
+		return fmt.Errorf("copy source: %w", err)
+	}
+	return nil
+}
+
+// buildEnv is the environment and the mounts of a build's commands in
+// tmp, and what to do once the build is done (prune the shared ccache a
+// trusted build wrote).
+func (b *Builder) buildEnv(s Spec, tmp string) (env []string, mounts []Mount, done func(), err error) {
+	// LC_ALL=C: compiler messages in plain ASCII, the same on every machine.
+	// The locale variables and PHP_UNAME are set whatever this host has, so
+	// that a build on this host and one in a container configure and
+	// compile alike, byte for byte, and share their ccache entries: ccache
+	// hashes the locale, and configure puts uname -a, host name included,
+	// into php_config.h, which every file includes.
+	env = append([]string{"LC_ALL=C", "LANG=C", "LC_CTYPE=C", "LC_MESSAGES=C", "PHP_UNAME=" + unameForBuild()}, Env(s.Variant)...)
+	done = func() {}
+	if !b.CCache {
+		return env, nil, done, nil
+	}
+	shared := filepath.Join(b.CacheDir, ccacheDir)
+	ccEnv, ccMounts, err := ccacheSetup(shared, tmp, s.Trusted)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	// A container's bind of a missing directory would make it, as root.
+	if err := os.MkdirAll(shared, 0o755); err != nil {
+		return nil, nil, nil, err
+	}
+	if s.Trusted {
+		done = func() {
+			if err := pruneCCache(shared, cmp.Or(b.CCacheMaxSize, DefaultCCacheMaxSize)); err != nil {
+				fmt.Fprintf(s.Log, "warning: %v\n", err)
+			}
+		}
+	}
+	return append(env, ccEnv...), ccMounts, done, nil
 }
 
 // stepFailure is a build step whose command ran and failed.
@@ -624,284 +653,6 @@ const (
 	modulePath   = "libs/libphp.so" // in a build's directory
 )
 
-// errNoEntry is readBuild's error when the cache has no entry at all.
-var errNoEntry = errors.New("no cache entry")
-
-// readBuild reads the cache entry dir and verifies it before it is used:
-// the entry is a directory, its paths lie inside it, and what they name is
-// what the build produced. Any error but errNoEntry means an entry is there
-// and must not be used.
-func readBuild(dir string) (*Build, error) {
-	fi, err := os.Lstat(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, errNoEntry
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !fi.IsDir() {
-		return nil, fmt.Errorf("%s is %s, not a directory", dir, fileKind(fi.Mode()))
-	}
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	data, err := safefs.ReadFile(dir, buildFile, maxFilesFile)
-	if err != nil {
-		return nil, err
-	}
-	var b Build
-	if err := json.Unmarshal(data, &b); err != nil {
-		return nil, fmt.Errorf("read %s: %w", buildFile, err)
-	}
-	if !b.OK {
-		return nil, errors.New("not a finished build")
-	}
-	if err := verifyEntry(root, dir, &b); err != nil {
-		if errors.Is(err, errNoFiles) {
-			return &b, err
-		}
-		return nil, err
-	}
-	return &b, nil
-}
-
-// verifyEntry checks that b, read from the entry dir (opened as root),
-// names only files of that entry, and that they still have the digests
-// recorded when they were built.
-func verifyEntry(root *os.Root, dir string, b *Build) error {
-	if !samePath(b.Dir, dir) {
-		return fmt.Errorf("the entry names %s as its directory", b.Dir)
-	}
-	if b.PHP == "" {
-		return errors.New("the entry names no php")
-	}
-	for _, p := range []struct{ what, path string }{{"php", b.PHP}, {"module", b.Module}} {
-		if p.path == "" {
-			continue // no module
-		}
-		rel, ok := inside(dir, p.path)
-		if !ok {
-			return fmt.Errorf("%s %q is outside the entry", p.what, p.path)
-		}
-		if _, ok := b.Digests[rel]; !ok {
-			return fmt.Errorf("no digest of %s", rel)
-		}
-	}
-	files, hasFiles := b.Digests[filesFile]
-	rels := make([]string, 0, len(b.Digests))
-	for rel := range b.Digests {
-		if rel != filesFile {
-			rels = append(rels, rel)
-		}
-	}
-	slices.Sort(rels)
-	for _, rel := range rels {
-		got, err := digest(root, rel)
-		if err != nil {
-			return err
-		}
-		if want := b.Digests[rel]; got != want {
-			return fmt.Errorf("%s has digest %s, the entry recorded %s", rel, got, want)
-		}
-	}
-	if !hasFiles {
-		return errNoFiles
-	}
-	return verifyFiles(root, files)
-}
-
-// upgradeEntry records the digests of the files later stages read in an
-// entry an older patchproof made, whose php and module digests held
-// (readBuild), so that from now on every use checks them too. The caller
-// holds the entry's lock. What the older entry held before this first use
-// is taken as it is: an entry is planted by someone who can write the
-// cache, and the digests guard against a change after they are recorded.
-func upgradeEntry(dir string, b *Build) error {
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return err
-	}
-	if err := os.Chmod(dir, fi.Mode().Perm()|0o200); err != nil {
-		return err
-	}
-	defer os.Chmod(dir, fi.Mode().Perm())
-	files, err := recordFiles(dir)
-	if err != nil {
-		return err
-	}
-	b.Digests[filesFile] = files
-	tmp, err := os.MkdirTemp(filepath.Dir(dir), filepath.Base(dir)+".meta-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	if err := writeBuild(tmp, b); err != nil {
-		return err
-	}
-	return os.Rename(filepath.Join(tmp, buildFile), filepath.Join(dir, buildFile))
-}
-
-// tmpDir matches a build being made: KEY.tmp-RANDOM, in the builds dir.
-var tmpDir = regexp.MustCompile(`^([0-9a-f]{24})\.tmp-[0-9]+$`)
-
-// removeDeadBuilds removes what killed builds left in root: a whole source
-// copy and its build each, otherwise never removed. A KEY.tmp-* dir is made
-// and written only under KEY's lock, so one whose lock no one holds is a
-// dead build's; key's is, as its lock is the caller's. A leftover of
-// another key that cannot be removed is only logged: another build's mess
-// does not fail this one.
-func removeDeadBuilds(root, key string, log io.Writer) error {
-	ents, err := os.ReadDir(root)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	for _, e := range ents {
-		m := tmpDir.FindStringSubmatch(e.Name())
-		if m == nil {
-			continue
-		}
-		p := filepath.Join(root, e.Name())
-		if m[1] == key {
-			if err := removeEntry(p); err != nil {
-				return fmt.Errorf("remove a killed build's %s: %w", p, err)
-			}
-			continue
-		}
-		unlock, ok, err := cachedir.TryLock(filepath.Join(root, m[1]+".lock"))
-		if err != nil || !ok {
-			continue // being built; or a lock that cannot be taken is a writer's for all we know
-		}
-		if err := removeEntry(p); err != nil {
-			fmt.Fprintf(log, "warning: remove a killed build's %s: %v\n", p, err)
-		}
-		unlock()
-	}
-	return nil
-}
-
-// inside returns p relative to dir, slash-separated, if it lies inside dir.
-func inside(dir, p string) (string, bool) {
-	absDir, err1 := filepath.Abs(dir)
-	absP, err2 := filepath.Abs(p)
-	if err1 != nil || err2 != nil {
-		return "", false
-	}
-	rel, err := filepath.Rel(absDir, absP)
-	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	return filepath.ToSlash(rel), true
-}
-
-func samePath(a, b string) bool {
-	absA, err1 := filepath.Abs(a)
-	absB, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && absA == absB
-}
-
-// digests returns the digests of the files rels in dir.
-func digests(dir string, rels []string) (map[string]string, error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	m := make(map[string]string, len(rels))
-	for _, rel := range rels {
-		if m[rel], err = digest(root, rel); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
-}
-
-// digest is the SHA-256 of the regular file rel under root. The file is
-// opened through root and without following a final symlink, so that
-// neither a symlink nor a ".." in rel can make it the digest of a file
-// outside the entry.
-func digest(root *os.Root, rel string) (string, error) {
-	name := filepath.FromSlash(rel)
-	if fi, err := root.Lstat(name); err != nil {
-		return "", fmt.Errorf("digest %s: %w", rel, err)
-	} else if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("digest %s: %s, not a regular file", rel, fileKind(fi.Mode()))
-	}
-	// O_NOFOLLOW: the file cannot be swapped for a symlink since Lstat.
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return "", fmt.Errorf("digest %s: %w", rel, err)
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("digest %s: %w", rel, err)
-	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// fileKind names a mode's file type for an error.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
-	case m.IsDir():
-		return "a directory"
-	case m.IsRegular():
-		return "a file"
-	}
-	return fmt.Sprintf("a special file (%v)", m.Type())
-}
-
-// makeReadOnly takes the write bits off a finished entry, so that nothing
-// that uses the build (the tests, the benchmark) changes it by accident.
-// Symlinks are left alone: chmod would follow them out of the entry.
-func makeReadOnly(dir string) error {
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.Type()&fs.ModeSymlink != 0 {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		mode := os.FileMode(0o444)
-		if d.IsDir() || fi.Mode().Perm()&0o111 != 0 {
-			mode = 0o555
-		}
-		return os.Chmod(p, mode)
-	})
-}
-
-// removeEntry removes a cache entry made read-only by makeReadOnly: its
-// directories are made writable again first, each before it is read.
-func removeEntry(dir string) error {
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) && p == dir {
-			return fs.SkipAll
-		}
-		if err != nil || !d.IsDir() {
-			return err
-		}
-		return os.Chmod(p, 0o755)
-	})
-	if err != nil {
-		return err
-	}
-	return os.RemoveAll(dir)
-}
-
-// writeBuild writes the record of b in dir, a build directory whose make
-// could have put a link at its name.
-func writeBuild(dir string, b *Build) error {
-	data, err := json.MarshalIndent(b, "", "  ")
-	if err != nil {
-		return err
-	}
-	return safefs.WriteFile(dir, buildFile, data, 0o644)
-}
-
 func parseModules(out string) []string {
 	var mods []string
 	for _, l := range strings.Split(out, "\n") {
@@ -929,47 +680,6 @@ func copyTree(src, dst string) error {
 		return fmt.Errorf("cp -a %s %s: %v: %s", src, dst, err, bytes.TrimSpace(out))
 	}
 	return nil
-}
-
-// compilerError matches gcc's "file:line:col: error: message".
-var compilerError = regexp.MustCompile(`^(\S+?):(\d+):(?:(\d+):)? (?:fatal )?error: (.*)$`)
-
-// errorScanner passes the build's output through and keeps the first
-// compiler errors, with paths made relative to the source tree.
-type errorScanner struct {
-	w       io.Writer
-	root    string
-	partial []byte
-	errors  []CompileError
-}
-
-const maxErrors = 10
-
-func (e *errorScanner) Write(p []byte) (int, error) {
-	e.partial = append(e.partial, p...)
-	for {
-		i := bytes.IndexByte(e.partial, '\n')
-		if i < 0 {
-			break
-		}
-		e.scan(string(e.partial[:i]))
-		e.partial = e.partial[i+1:]
-	}
-	return e.w.Write(p)
-}
-
-func (e *errorScanner) scan(line string) {
-	if len(e.errors) >= maxErrors {
-		return
-	}
-	m := compilerError.FindStringSubmatch(line)
-	if m == nil {
-		return
-	}
-	file := strings.TrimPrefix(strings.TrimPrefix(m[1], e.root), "/")
-	ln, _ := strconv.Atoi(m[2])
-	col, _ := strconv.Atoi(m[3])
-	e.errors = append(e.errors, CompileError{File: file, Line: ln, Column: col, Message: m[4]})
 }
 
 // tail returns the last n bytes of s, trimmed.
