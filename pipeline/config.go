@@ -34,6 +34,9 @@ type Config struct {
 	PR   int    // a pull request of Repo (default DefaultRepo)
 	Base string // base branch or ref; with PR, taken from GitHub when empty
 	Head string // head ref; with PR, refs/pull/N/head
+	// RerunFlags are the settings given on the command line that a rerun
+	// repeats (results.Settings.Flags).
+	RerunFlags []string
 	// ExpectHead is the commit the head must be once fetched: the one a
 	// maintainer asked to run (the workflow's plan). A head that has
 	// moved since is bad input, found before anything is built.

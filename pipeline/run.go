@@ -496,7 +496,7 @@ func settingsOf(c *Config) results.Settings {
 	return results.Settings{
 		Repo: repo, PR: c.PR, Demo: c.Demo(), Variants: variants, Builder: string(c.Builder),
 		Profile: string(c.Profile), ProfileText: c.Profile.Describe(), Jobs: c.Jobs, Stages: c.Stages.Names(), ExpectNTSNoop: c.ExpectNTSNoop,
-		ABI: c.ABI.String(),
+		ABI: c.ABI.String(), Flags: c.RerunFlags,
 	}
 }
 

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/patchproof/patchproof/builders"
 	"github.com/patchproof/patchproof/internal/side"
 	"github.com/patchproof/patchproof/pipeline"
@@ -44,6 +46,24 @@ func e2eResult(t *testing.T) (*results.Result, string) {
 		t.Fatal(err)
 	}
 	return res, out
+}
+
+// The demo's settings beyond the defaults (scripts/test gives --threads
+// 1,16 --passes 12 --abi warn) are recorded, and its summary's rerun
+// command repeats each one.
+func TestE2ERerunKeepsSettings(t *testing.T) {
+	res, out := e2eResult(t)
+	want := []string{"--abi=warn", "--passes=12", "--threads=1,16"}
+	if d := cmp.Diff(want, res.Settings.Flags); d != "" {
+		t.Errorf("settings' flags (-want +got):\n%s", d)
+	}
+	summary, err := os.ReadFile(filepath.Join(out, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmd := "--target PHP-8.2 " + strings.Join(want, " "); !strings.Contains(string(summary), cmd) {
+		t.Errorf("summary.md's rerun command lacks %q", cmd)
+	}
 }
 
 func TestE2EDemo(t *testing.T) {

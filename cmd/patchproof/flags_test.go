@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/patchproof/patchproof/pipeline/results"
 )
 
@@ -384,4 +386,22 @@ func listTree(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return paths
+}
+
+// A rerun repeats every flag given but those naming the source, the
+// target and the output: a check's own flags included, without a list of
+// them.
+func TestRerunFlags(t *testing.T) {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	for _, name := range []string{"repo", "out", "post-to", "threads", "bench", "race-requests", "variants", "passes", "some-new-check-setting"} {
+		fs.String(name, "", "")
+	}
+	if err := fs.Parse([]string{"--repo=/r", "--out=/o", "--post-to=o/r#1", "--threads=1,16", "--bench=report",
+		"--race-requests=5000", "--variants=zts", "--passes=12", "--some-new-check-setting=x"}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"--bench=report", "--passes=12", "--race-requests=5000", "--some-new-check-setting=x", "--threads=1,16", "--variants=zts"}
+	if d := cmp.Diff(want, rerunFlags(fs)); d != "" {
+		t.Errorf("rerunFlags (-want +got):\n%s", d)
+	}
 }

@@ -125,12 +125,38 @@ func runCmd(ctx context.Context, stdout, stderr io.Writer, args []string) error 
 		return err
 	}
 	cfg.Backports = backports
+	cfg.RerunFlags = rerunFlags(fs.FlagSet)
 	cfg.Stdout, cfg.Stderr = stdout, stderr
 	res, err := pipeline.Execute(ctx, cfg)
 	if res != nil {
 		fmt.Fprintf(stdout, "results: %s/results.json\n", cfg.Out)
 	}
 	return err
+}
+
+// notRerun are run's flags that a rerun does not repeat as given: they name
+// the source and the target (the rerun command names them itself, pinned
+// to the run's commits), or where the run's output goes and whom it
+// posts to. Every other flag given, a check's own included, is repeated:
+// a new setting is kept by a rerun without a line here.
+var notRerun = map[string]bool{
+	"pr": true, "repo": true, "base": true, "head": true, "expect-head": true,
+	"backport-to": true, "merge-up": true, "target": true, "backport": true,
+	"out": true, "cache": true, "cache-max": true, "jobs": true,
+	"fetch-idle-timeout": true, "fetch-timeout": true,
+	"post": true, "post-to": true, "dry-run": true, "github-api": true,
+}
+
+// rerunFlags are the flags given to fs that a rerun repeats, as
+// --name=value in the order given.
+func rerunFlags(fs *flag.FlagSet) []string {
+	var out []string
+	fs.Visit(func(f *flag.Flag) {
+		if !notRerun[f.Name] {
+			out = append(out, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	return out
 }
 
 // threadCounts reads --threads: one count, or a list of them for the

@@ -37,6 +37,11 @@ func reproduce(res *results.Result, t results.JobTarget) string {
 		}
 		args = append(args, "--repo", s.Repo, "--base", base, "--head", head)
 	}
+	// Pinned to the head the run validated: a rerun of a head that moved
+	// since is refused rather than run on other code.
+	if pin := validatedHead(t); !s.Demo && pin != "" {
+		args = append(args, "--expect-head", pin)
+	}
 	if bp := t.Backport; bp != nil {
 		if bp.MergeUp {
 			args = append(args, "--merge-up", strings.Join(bp.Chain, ","))
@@ -47,6 +52,30 @@ func reproduce(res *results.Result, t results.JobTarget) string {
 		}
 	}
 	args = append(args, "--target", t.Name)
+	if len(s.Flags) > 0 {
+		// Every setting the run was given, each check's own included.
+		args = append(args, s.Flags...)
+	} else {
+		args = legacySettings(args, s)
+	}
+	for i, a := range args {
+		args[i] = shellQuote(a)
+	}
+	return strings.Join(args, " ")
+}
+
+// validatedHead is the head commit target t was made from: the pull
+// request's, for a backport of it.
+func validatedHead(t results.JobTarget) string {
+	if t.Backport != nil {
+		return t.Backport.FromCommit
+	}
+	return t.Head.Commit
+}
+
+// legacySettings are the settings a results.json without Settings.Flags
+// records, as flags, after args.
+func legacySettings(args []string, s results.Settings) []string {
 	if len(s.Stages) > 0 {
 		args = append(args, "--stages", strings.Join(s.Stages, ","))
 	}
@@ -65,10 +94,7 @@ func reproduce(res *results.Result, t results.JobTarget) string {
 	if s.ABI != "" && s.ABI != "fail" {
 		args = append(args, "--abi", s.ABI)
 	}
-	for i, a := range args {
-		args[i] = shellQuote(a)
-	}
-	return strings.Join(args, " ")
+	return args
 }
 
 // shellQuote makes a word safe to paste into a POSIX shell: names from the

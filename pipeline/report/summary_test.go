@@ -268,8 +268,8 @@ func TestFooterVersionAndReproduce(t *testing.T) {
 	for _, want := range []string{
 		"patchproof " + resultstest.FixtureVersion + " · started",
 		"<details><summary>How to reproduce</summary>",
-		"patchproof run --pr 4242 --base master --target master --stages checkout,build,codediff,tests,race,bench\n",
-		"patchproof run --pr 4242 --base master --backport-to PHP-8.4 --target PHP-8.4 --stages checkout,build,codediff,tests,race,bench\n",
+		"patchproof run --pr 4242 --base master --expect-head " + rs[0].Targets[0].Head.Commit + " --target master --stages checkout,build,codediff,tests,race,bench\n",
+		"patchproof run --pr 4242 --base master --expect-head " + rs[0].Targets[0].Head.Commit + " --backport-to PHP-8.4 --target PHP-8.4 --stages checkout,build,codediff,tests,race,bench\n",
 		"--backport-to 'PHP-8.5; rm -rf ~' --target PHP-8.5",
 	} {
 		if !strings.Contains(doc, want) {
@@ -278,5 +278,18 @@ func TestFooterVersionAndReproduce(t *testing.T) {
 	}
 	if strings.Contains(doc, "0.1.0") {
 		t.Error("the footer shows a made-up version")
+	}
+}
+
+// A run that recorded its flags is rerun with every one of them, each
+// check's settings included.
+func TestReproduceRepeatsEveryFlag(t *testing.T) {
+	rs := resultstest.PRJobs(resultstest.PRTargets[0])
+	flags := []string{"--abi=warn", "--bench=report", "--passes=12", "--race-requests=5000", "--stages=checkout,build,race,bench", "--threads=1,16", "--variants=zts"}
+	rs[0].Settings.Flags = flags
+	got := reproduce(rs[0], results.JobTarget{TargetResult: rs[0].Targets[0], Job: rs[0]})
+	want := "patchproof run --pr 4242 --base master --expect-head " + rs[0].Targets[0].Head.Commit + " --target master " + strings.Join(flags, " ")
+	if got != want {
+		t.Errorf("reproduce =\n%s\nwant\n%s", got, want)
 	}
 }

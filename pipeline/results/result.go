@@ -71,6 +71,11 @@ type Settings struct {
 	// ABI is --abi: what an ABI break does to a stable branch's target;
 	// empty in files older than it (fail).
 	ABI string `json:"abi,omitempty"`
+	// Flags are the settings given on the command line, as --name=value
+	// by name, all but those that name the source, the target
+	// and where the run's output goes: what a rerun repeats. Absent in
+	// files older than it, whose rerun repeats only the fields above.
+	Flags []string `json:"flags,omitempty"`
 }
 
 // Machine describes where the run happened.
