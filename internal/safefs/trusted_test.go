@@ -37,7 +37,7 @@ var trusted = map[string]string{
 
 	// Beneath a root, a link refused: the boundary's own rules, inline
 	// where a whole entry is walked with one root.
-	"builders/build.go:digest":         "Lstat, then O_NOFOLLOW beneath the entry's os.Root: a link is refused; hashed as a stream, no bound needed",
+	"builders/store.go:digest":         "Lstat, then O_NOFOLLOW beneath the entry's os.Root: a link is refused; hashed as a stream, no bound needed",
 	"builders/files.go:verifyFiles":    "O_NOFOLLOW beneath the entry's os.Root, read with a bound (maxFilesFile)",
 	"builders/libtool.go:installShim":  "removed, then made with O_EXCL beneath the tree's os.Root: never through a link",
 	"pipeline/checkout/export.go:file": "a tree exported into a new directory: O_EXCL beneath its os.Root, bounded by the blob's header",
