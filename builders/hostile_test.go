@@ -12,7 +12,7 @@ import (
 // hostileBuild builds a fake tree whose files and Makefile do what a pull
 // request could, beside a host file it must not reach; it returns the
 // build, its error and the host file's content after it.
-func hostileBuild(t *testing.T, files map[string]string, makeExtra string) (*Build, error, string) {
+func hostileBuild(t *testing.T, files map[string]string, makeExtra string) (*Build, string, error) {
 	t.Helper()
 	t.Setenv("COUNT", filepath.Join(t.TempDir(), "count"))
 	host := filepath.Join(t.TempDir(), "authorized_keys")
@@ -37,7 +37,7 @@ func hostileBuild(t *testing.T, files map[string]string, makeExtra string) (*Bui
 	if rerr != nil {
 		t.Fatalf("the host file: %v", rerr)
 	}
-	return res, err, string(got)
+	return res, string(got), err
 }
 
 // TestBuildNeverWritesThroughTheTreesLinks: patchproof's build log and
@@ -47,7 +47,7 @@ func hostileBuild(t *testing.T, files map[string]string, makeExtra string) (*Bui
 func TestBuildNeverWritesThroughTheTreesLinks(t *testing.T) {
 	const want = "ssh-ed25519 AAAA runner\n"
 	t.Run("a log link in the tree", func(t *testing.T) {
-		res, err, host := hostileBuild(t, map[string]string{buildLogName: "HOST"}, "")
+		res, host, err := hostileBuild(t, map[string]string{buildLogName: "HOST"}, "")
 		if host != want {
 			t.Fatalf("the host file now holds %q", host)
 		}
@@ -59,7 +59,7 @@ func TestBuildNeverWritesThroughTheTreesLinks(t *testing.T) {
 		}
 	})
 	t.Run("a record link made by make", func(t *testing.T) {
-		res, err, host := hostileBuild(t, nil, "\tln -sf HOST "+buildFile+"\n\tln -sf HOST "+filesFile+"\n")
+		res, host, err := hostileBuild(t, nil, "\tln -sf HOST "+buildFile+"\n\tln -sf HOST "+filesFile+"\n")
 		if host != want {
 			t.Fatalf("the host file now holds %q", host)
 		}
@@ -76,7 +76,7 @@ func TestBuildNeverWritesThroughTheTreesLinks(t *testing.T) {
 		}
 	})
 	t.Run("the log swapped for a link by make", func(t *testing.T) {
-		res, err, host := hostileBuild(t, nil, "\tln -sf HOST "+buildLogName+"\n")
+		res, host, err := hostileBuild(t, nil, "\tln -sf HOST "+buildLogName+"\n")
 		if host != want {
 			t.Fatalf("the host file now holds %q", host)
 		}
@@ -89,7 +89,7 @@ func TestBuildNeverWritesThroughTheTreesLinks(t *testing.T) {
 // TestBuildFailedAtRecordIsNoBuild: a build whose digests could not be
 // recorded (a link among its objects) is a failed build, never "ok".
 func TestBuildFailedAtRecordIsNoBuild(t *testing.T) {
-	res, err, _ := hostileBuild(t, nil, "\tmkdir -p ext/mysqlnd && ln -sf /etc/hostname ext/mysqlnd/evil.o\n")
+	res, _, err := hostileBuild(t, nil, "\tmkdir -p ext/mysqlnd && ln -sf /etc/hostname ext/mysqlnd/evil.o\n")
 	if !errors.Is(err, ErrBuildFailed) {
 		t.Fatalf("Build = %v, want ErrBuildFailed", err)
 	}

@@ -28,9 +28,8 @@ var (
 	environ = Job{Name: "environ", Run: func([]byte) (any, error) { return os.Environ(), nil }}
 	// alloc keeps allocating: it runs out of its address space.
 	alloc = Job{Name: "alloc", What: "the allocator", Run: func([]byte) (any, error) {
-		var keep [][]byte
 		for {
-			keep = append(keep, make([]byte, 64<<20))
+			allocated = append(allocated, make([]byte, 64<<20))
 		}
 	}}
 	// recurse never returns: it runs past its stack.
@@ -57,7 +56,16 @@ var (
 	}}
 )
 
-func deeper(n int) int { return deeper(n+1) + 1 }
+// allocated keeps what alloc allocated reachable.
+var allocated [][]byte
+
+// deeper recurses until the stack runs out: n never goes below zero.
+func deeper(n int) int {
+	if n < 0 {
+		return 0
+	}
+	return deeper(n+1) + 1
+}
 
 func TestMain(m *testing.M) {
 	Main(echo, fail, environ, alloc, recurse, spin, sleep, killed, chatty)
