@@ -136,6 +136,11 @@ func configuredPath(tree string) (string, error) {
 // file with a NUL byte is binary and left alone.
 func rewritePath(tree, old, new string) error {
 	from, to := []byte(old), []byte(new)
+	root, err := os.OpenRoot(tree)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	return filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.Type().IsRegular() {
 			return err
@@ -165,7 +170,7 @@ func rewritePath(tree, old, new string) error {
 		if err := safefs.WriteFile(tree, rel, bytes.ReplaceAll(data, from, to), fi.Mode().Perm()); err != nil {
 			return err
 		}
-		return os.Chtimes(p, fi.ModTime(), fi.ModTime())
+		return root.Chtimes(rel, fi.ModTime(), fi.ModTime())
 	})
 }
 
@@ -173,23 +178,31 @@ func rewritePath(tree, old, new string) error {
 // every .lo and .o under a directory of the set (a path ending in /), and
 // the objects of each C file of it, libtool's .libs copies included.
 func removeObjects(tree string, instrument []string) error {
+	// The tree is a build's, made by its make: a directory of the way may
+	// be a link the build made, out of the tree. Beneath an os.Root, such
+	// a path is refused, never followed to remove a host file.
+	root, err := os.OpenRoot(tree)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	isObject := func(name string) bool { return strings.HasSuffix(name, ".lo") || strings.HasSuffix(name, ".o") }
 	for _, rel := range instrument {
 		if dir, ok := strings.CutSuffix(rel, "/"); ok {
 			if !validRel(dir) {
 				return fmt.Errorf("instrument %q: not a path in the tree", rel)
 			}
-			err := filepath.WalkDir(filepath.Join(tree, dir), func(p string, d fs.DirEntry, err error) error {
-				if errors.Is(err, fs.ErrNotExist) && p == filepath.Join(tree, dir) {
+			err := fs.WalkDir(root.FS(), dir, func(p string, d fs.DirEntry, err error) error {
+				if errors.Is(err, fs.ErrNotExist) && p == dir {
 					return fs.SkipAll // not built in this profile
 				}
 				if err != nil || !d.Type().IsRegular() || !isObject(d.Name()) {
 					return err
 				}
-				return os.Remove(p)
+				return root.Remove(p)
 			})
 			if err != nil {
-				return err
+				return fmt.Errorf("remove the objects of %s: %w", rel, err)
 			}
 			continue
 		}
@@ -199,8 +212,8 @@ func removeObjects(tree string, instrument []string) error {
 		base := strings.TrimSuffix(rel, ".c")
 		dir, name := path.Split(base)
 		for _, o := range []string{base + ".lo", base + ".o", dir + ".libs/" + name + ".o"} {
-			if err := os.Remove(filepath.Join(tree, filepath.FromSlash(o))); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
+			if err := root.Remove(filepath.FromSlash(o)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("remove %s: %w", o, err)
 			}
 		}
 	}
@@ -263,14 +276,5 @@ func putChanged(src, tree string, changed []string) error {
 // writableCopy gives the owner write access to a copy of a read-only
 // entry (makeReadOnly's), symlinks left alone.
 func writableCopy(tree string) error {
-	return filepath.WalkDir(tree, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.Type()&fs.ModeSymlink != 0 {
-			return err
-		}
-		fi, err := d.Info()
-		if err != nil {
-			return err
-		}
-		return os.Chmod(p, fi.Mode().Perm()|0o200)
-	})
+	return chmodTree(tree, func(_ fs.DirEntry, perm fs.FileMode) (fs.FileMode, bool) { return perm | 0o200, true })
 }

@@ -97,3 +97,63 @@ func TestBuildFailedAtRecordIsNoBuild(t *testing.T) {
 		t.Fatalf("result = %+v, want a build failed at record digests, not ok", res)
 	}
 }
+
+// hostDir is a host directory holding a file, beside a tree a build made
+// whose directory "main" is a link to it, as a head's make can leave it.
+func hostDir(t *testing.T) (tree, host string) {
+	t.Helper()
+	host = filepath.Join(t.TempDir(), "victim")
+	if err := os.MkdirAll(filepath.Join(host, ".libs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"evil.o", "evil.lo", ".libs/evil.o", "keys"} {
+		if err := os.WriteFile(filepath.Join(host, f), []byte("host"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tree = t.TempDir()
+	if err := os.Symlink(host, filepath.Join(tree, "main")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(tree, "ext/mysqlnd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(host, filepath.Join(tree, "ext/mysqlnd/sub")); err != nil {
+		t.Fatal(err)
+	}
+	return tree, host
+}
+
+// TestDeriveNeverFollowsTheBuildsLinks: a ThreadSanitizer build is derived
+// from head's ZTS build, a tree head's make wrote. Removing the objects to
+// instrument, and making the copy writable or read-only, never reach a
+// host directory through a link of that tree.
+func TestDeriveNeverFollowsTheBuildsLinks(t *testing.T) {
+	tree, host := hostDir(t)
+	if err := removeObjects(tree, []string{"main/evil.c", "ext/mysqlnd/"}); err == nil {
+		t.Error("removeObjects through a directory link out of the tree = nil, want an error")
+	}
+	for _, f := range []string{"evil.o", "evil.lo", ".libs/evil.o"} {
+		if _, err := os.Stat(filepath.Join(host, f)); err != nil {
+			t.Errorf("the host's %s: %v", f, err)
+		}
+	}
+	if err := makeReadOnly(tree); err != nil {
+		t.Fatal(err)
+	}
+	if err := writableCopy(tree); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(filepath.Join(host, "keys")); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("the host's keys: %v, %v; want mode 0644 untouched", fi, err)
+	}
+	if fi, err := os.Stat(host); err != nil || fi.Mode().Perm() != 0o755 {
+		t.Errorf("the host directory: %v, %v; want mode 0755 untouched", fi, err)
+	}
+	if err := removeEntry(tree); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(host, "keys")); err != nil {
+		t.Errorf("removing the entry removed the host's keys: %v", err)
+	}
+}

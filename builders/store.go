@@ -255,9 +255,42 @@ func fileKind(m fs.FileMode) string {
 
 // makeReadOnly takes the write bits off a finished entry, so that nothing
 // that uses the build (the tests, the benchmark) changes it by accident.
-// Symlinks are left alone: chmod would follow them out of the entry.
+// Symlinks are left alone: chmod would follow them.
 func makeReadOnly(dir string) error {
-	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	return chmodTree(dir, func(d fs.DirEntry, perm fs.FileMode) (fs.FileMode, bool) {
+		if d.IsDir() || perm&0o111 != 0 {
+			return 0o555, true
+		}
+		return 0o444, true
+	})
+}
+
+// removeEntry removes a cache entry made read-only by makeReadOnly: its
+// directories are made writable again first, each before it is read.
+func removeEntry(dir string) error {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	err := chmodTree(dir, func(d fs.DirEntry, _ fs.FileMode) (fs.FileMode, bool) { return 0o755, d.IsDir() })
+	if err != nil {
+		return err
+	}
+	// RemoveAll unlinks a link, never what it points at.
+	return os.RemoveAll(dir)
+}
+
+// chmodTree sets the mode of each file and directory beneath dir that
+// mode chooses, walked and changed beneath an os.Root: the build that
+// wrote dir may swap a directory for a link while it is walked (a process
+// it left running), and a path that leads out of dir is refused, never
+// followed to a host file. Links are left alone.
+func chmodTree(dir string, mode func(d fs.DirEntry, perm fs.FileMode) (fs.FileMode, bool)) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	return fs.WalkDir(root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.Type()&fs.ModeSymlink != 0 {
 			return err
 		}
@@ -265,30 +298,11 @@ func makeReadOnly(dir string) error {
 		if err != nil {
 			return err
 		}
-		mode := os.FileMode(0o444)
-		if d.IsDir() || fi.Mode().Perm()&0o111 != 0 {
-			mode = 0o555
+		if m, ok := mode(d, fi.Mode().Perm()); ok {
+			return root.Chmod(p, m)
 		}
-		return os.Chmod(p, mode)
+		return nil
 	})
-}
-
-// removeEntry removes a cache entry made read-only by makeReadOnly: its
-// directories are made writable again first, each before it is read.
-func removeEntry(dir string) error {
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if errors.Is(err, fs.ErrNotExist) && p == dir {
-			return fs.SkipAll
-		}
-		if err != nil || !d.IsDir() {
-			return err
-		}
-		return os.Chmod(p, 0o755)
-	})
-	if err != nil {
-		return err
-	}
-	return os.RemoveAll(dir)
 }
 
 // writeBuild writes the record of b in dir, a build directory whose make

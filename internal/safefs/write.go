@@ -183,3 +183,60 @@ func modeName(m fs.FileMode) string {
 	}
 	return "a special file"
 }
+
+// Dir makes path a directory with mode perm (exactly, past the umask) for
+// the code under test to write into: a server's dump or report directory.
+// What that code put at its name (a link to a host directory, a file) is
+// removed first, and the mode is set beneath the parent's os.Root, so a
+// chmod never follows a link to a host directory. The parent directories
+// are made as needed.
+func Dir(path string, perm fs.FileMode) error {
+	parent, name := filepath.Dir(path), filepath.Base(path)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	root, err := os.OpenRoot(parent)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	fi, err := root.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return err
+	case fi.IsDir():
+		return root.Chmod(name, perm)
+	default:
+		if err := root.Remove(name); err != nil {
+			return fmt.Errorf("make directory %s: remove the %s there: %w", path, modeName(fi.Mode()), err)
+		}
+	}
+	if err := root.Mkdir(name, 0o755); err != nil {
+		return fmt.Errorf("make directory %s: %w", path, err)
+	}
+	return root.Chmod(name, perm)
+}
+
+// RemoveMatching removes the files of dir whose names match pattern
+// (filepath.Match), beneath dir's os.Root: links are removed, never
+// followed.
+func RemoveMatching(dir, pattern string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	ents, err := fs.ReadDir(root.FS(), ".")
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if ok, _ := filepath.Match(pattern, e.Name()); ok && !e.IsDir() {
+			if err := root.Remove(e.Name()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	return nil
+}

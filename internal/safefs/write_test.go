@@ -92,3 +92,36 @@ func TestAppendPath(t *testing.T) {
 		t.Fatalf("appended file holds %q", got)
 	}
 }
+
+// TestDirReplacesALink: a server's dump directory that the server's code
+// made a link to a host directory is made a directory of its own again;
+// the host directory keeps its mode and its files.
+func TestDirReplacesALink(t *testing.T) {
+	dir, secret := tree(t)
+	host := filepath.Dir(secret)
+	if err := os.Symlink(host, filepath.Join(dir, "tsan")); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(host)
+	if err := Dir(filepath.Join(dir, "tsan"), 0o1777|os.ModeSticky); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.Stat(host); after.Mode() != before.Mode() {
+		t.Errorf("the host directory's mode went from %v to %v", before.Mode(), after.Mode())
+	}
+	fi, err := os.Lstat(filepath.Join(dir, "tsan"))
+	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o777 || fi.Mode()&os.ModeSticky == 0 {
+		t.Errorf("tsan: %v, %v; want a sticky directory of mode 1777", fi, err)
+	}
+	os.WriteFile(filepath.Join(dir, "tsan", "tsan.1"), nil, 0o644)
+	os.Symlink(secret, filepath.Join(dir, "tsan", "tsan.2"))
+	if err := RemoveMatching(filepath.Join(dir, "tsan"), "tsan.*"); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "tsan")); len(ents) != 0 {
+		t.Errorf("left in tsan: %v", ents)
+	}
+	if _, err := os.Stat(secret); err != nil {
+		t.Errorf("the host file: %v", err)
+	}
+}

@@ -22,13 +22,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/patchproof/patchproof/internal/safefs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 )
 
 // MarkerFunction is the function whose entry makes callgrind dump: libc's
@@ -66,10 +67,9 @@ func Wrap(valgrind, outDir string) []string {
 // PrepareDir creates dir, mode 1777, so that a server that switches to
 // another user can write its dumps there.
 func PrepareDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("prepare callgrind directory: %w", err)
-	}
-	if err := os.Chmod(dir, 0o1777|os.ModeSticky); err != nil {
+	// The server's code writes there: a link at its name is removed,
+	// never followed by the chmod.
+	if err := safefs.Dir(dir, 0o1777|os.ModeSticky); err != nil {
 		return fmt.Errorf("prepare callgrind directory: %w", err)
 	}
 	return nil

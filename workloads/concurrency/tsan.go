@@ -5,12 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/patchproof/patchproof/internal/safefs"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/patchproof/patchproof/internal/safefs"
 
 	"github.com/patchproof/patchproof/internal/childenv"
 )
@@ -67,19 +67,12 @@ func TSanEnviron(runtime, logDir string) []string {
 // PrepareTSanLogs makes logDir, writable by the server's unprivileged
 // child, and empty of earlier reports.
 func PrepareTSanLogs(logDir string) error {
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
+	// The server's code writes there: a link it left at the name, or
+	// among the reports, is removed, never followed.
+	if err := safefs.Dir(logDir, 0o1777); err != nil {
 		return err
 	}
-	if err := os.Chmod(logDir, 0o1777); err != nil {
-		return err
-	}
-	old, _ := filepath.Glob(filepath.Join(logDir, "tsan.*"))
-	for _, f := range old {
-		if err := os.Remove(f); err != nil {
-			return err
-		}
-	}
-	return nil
+	return safefs.RemoveMatching(logDir, "tsan.*")
 }
 
 // maxTSanLogs bounds the reports read of one server: the racy fixture's

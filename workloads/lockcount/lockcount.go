@@ -110,11 +110,9 @@ func Env(soPath, dir string) []string {
 // another user can create its tables there and no one can delete another's.
 // The directories above it must let that user through.
 func PrepareDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("prepare lock count directory: %w", err)
-	}
-	// Explicitly, as MkdirAll's mode passes through the umask.
-	if err := os.Chmod(dir, 0o1777|os.ModeSticky); err != nil {
+	// The mode set explicitly, past the umask; a link the server's code
+	// left at the name is removed, never followed.
+	if err := safefs.Dir(dir, 0o1777|os.ModeSticky); err != nil {
 		return fmt.Errorf("prepare lock count directory: %w", err)
 	}
 	return nil
