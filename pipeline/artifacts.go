@@ -52,6 +52,10 @@ func stagedArtifact(rel string) bool {
 	return false
 }
 
+// stagedTop are the top directories of the run directory whose files may
+// be staged (stagedArtifact).
+var stagedTop = map[string]bool{"logs": true, "bench": true, "race": true}
+
 // stageArtifacts copies the artifacts of the run directory dir into
 // dir/artifacts, made anew: regular files only, none through a link,
 // each and all within their bounds. What it leaves out, and why, is
@@ -75,8 +79,8 @@ func stageArtifacts(dir string) (staged int, err error) {
 			left = append(left, fmt.Sprintf("%s: %v", rel, err))
 			return nil
 		}
-		if rel == artifactsDir {
-			return fs.SkipDir
+		if d.IsDir() && rel != "." && !strings.Contains(rel, "/") && !stagedTop[rel] {
+			return fs.SkipDir // the trees, the servers' data: nothing staged
 		}
 		if d.IsDir() || !stagedArtifact(rel) {
 			return nil

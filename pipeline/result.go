@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"os"
+	"path/filepath"
 	"sync"
 
 	"github.com/patchproof/patchproof/pipeline/results"
@@ -20,5 +22,15 @@ func (f *resultFile) update(change func(*results.Result)) error {
 	if change != nil {
 		change(f.res)
 	}
-	return f.res.WriteFile(f.path)
+	if err := f.res.WriteFile(f.path); err != nil {
+		return err
+	}
+	// A copy among the artifacts, each time: a run killed before it ends
+	// (the job's timeout) still leaves its results where the workflow
+	// uploads from.
+	dir := filepath.Join(filepath.Dir(f.path), artifactsDir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return f.res.WriteFile(filepath.Join(dir, filepath.Base(f.path)))
 }

@@ -251,5 +251,9 @@ func (t *Tree) CopyRegular(rel, dst string, max int64) error {
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
+	if err != nil {
+		// No part of a file that was left out stays to be uploaded.
+		os.Remove(dst)
+	}
 	return err
 }

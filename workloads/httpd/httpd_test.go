@@ -360,3 +360,17 @@ func TestLogTailIsTheEnd(t *testing.T) {
 		t.Errorf("LogTail of a %d-byte log ends %q", len(big), tail[max(0, len(tail)-80):])
 	}
 }
+
+// A line of PHP's own longer than any of Apache's (a script can write one
+// to stderr) does not end the reading: a crash after it is still told.
+func TestChildSignalsAfterALongLine(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "error.log")
+	body := strings.Repeat("x", 3<<20) + "\n[core:notice] AH00052: child pid 9 exit signal Segmentation fault (11)\n"
+	if err := os.WriteFile(log, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := (&Server{ErrorLog: log}).ChildSignals()
+	if diff := cmp.Diff([]string{"Segmentation fault (11)"}, got); !ok || diff != "" {
+		t.Errorf("ChildSignals (-want +got), ok %v:\n%s", ok, diff)
+	}
+}

@@ -377,15 +377,31 @@ func (s *Server) ChildSignals() (signals []string, ok bool) {
 		return nil, false
 	}
 	// Line by line: PHP's own messages can make the log large. The tree's
-	// code writes it: what is read, and what is kept, have bounds.
-	sc := bufio.NewScanner(io.LimitReader(f, maxLogScan))
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		if m := childSignal.FindSubmatch(sc.Bytes()); m != nil && len(signals) < maxChildSignals {
+	// code writes it: what is read has a bound, past which the log is not
+	// read (a crash after it would be hidden), and a line too long to be
+	// Apache's own is passed over, not the end of the reading.
+	r := bufio.NewReaderSize(io.LimitReader(f, maxLogScan+1), 64<<10)
+	var read int64
+	for {
+		line, err := r.ReadSlice('\n')
+		read += int64(len(line))
+		if m := childSignal.FindSubmatch(line); m != nil && len(signals) < maxChildSignals {
 			signals = append(signals, string(m[1]))
 		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			for errors.Is(err, bufio.ErrBufferFull) { // the rest of a long line
+				line, err = r.ReadSlice('\n')
+				read += int64(len(line))
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, false
+		}
 	}
-	if sc.Err() != nil {
+	if read > maxLogScan {
 		return nil, false
 	}
 	return signals, true
