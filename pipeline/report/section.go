@@ -22,16 +22,6 @@ type compactSection interface {
 	WriteCompactSection(w io.Writer) error
 }
 
-// A check is a verify package's result as the report walks it: the
-// target's checks are results.TargetResult.Checks, the report's one list.
-// Its methods answer on a nil result too, a target the check did not run
-// on: its sections (none, or one saying it was not compared), its label,
-// and the reviewer's question it answers (questioned).
-type check interface {
-	Label() string
-	Sections() []Section
-}
-
 // A questioned check answers one of the reviewer's five questions (the
 // README's), by its number: the first four each have a line of a
 // target's verdict block, the fifth, does the change backport, is the
@@ -54,7 +44,7 @@ func sectionsOf(c results.Check) []Section {
 			return nil
 		}
 		return []Section{buildsSection(r)}
-	case check:
+	case verdict.Check:
 		return r.Sections()
 	}
 	return nil

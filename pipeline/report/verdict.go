@@ -7,6 +7,7 @@ import (
 
 	"github.com/patchproof/patchproof/internal/markdown"
 	"github.com/patchproof/patchproof/pipeline/results"
+	"github.com/patchproof/patchproof/verify/verdict"
 )
 
 // An answerer is a check's answer to its question in one line of the
@@ -39,7 +40,7 @@ func (p *summaryWriter) verdictBlock(t results.JobTarget, rs []*results.Result, 
 		if n == 0 {
 			continue
 		}
-		label := c.Result.(check).Label()
+		label := c.Result.(verdict.Check).Label()
 		var ss []Section
 		if !unapplied {
 			ss = sectionsOf(c)
@@ -76,7 +77,7 @@ func (p *summaryWriter) verdictBlock(t results.JobTarget, rs []*results.Result, 
 
 // answer is a section's answer to its question, in one line.
 func answer(s Section) string {
-	if a, ok := s.(answerer); ok {
+	if a, ok := s.(answerer); ok && a.Answer() != "" {
 		return a.Answer()
 	}
 	return strings.ReplaceAll(s.Cell(), "<br>", "; ")

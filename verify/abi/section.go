@@ -27,6 +27,9 @@ func (r *Result) Answer() string { return strings.ReplaceAll(r.Cell(), "<br>", "
 // Cell is the check in the verdict block: one line a variant, "ABI unchanged"
 // or how many changes and breaks, marked by what they do to the target.
 func (r *Result) Cell() string {
+	if r == nil {
+		return verdict.Skipped.Icon() + " not compared"
+	}
 	var lines []string
 	for _, v := range r.Variants {
 		lines = append(lines, r.variantLine(v))
@@ -183,3 +186,11 @@ func plural(n int, one, many string) string {
 	}
 	return fmt.Sprintf("%d %s", n, many)
 }
+
+var _ verdict.Check = (*Result)(nil)
+
+// Caveats are none: an ABI change is gated by --abi or said in the cell.
+func (*Result) Caveats() []string { return nil }
+
+// Artifacts are none beyond the results: the changes are in the section.
+func (*Result) Artifacts() []verdict.Artifact { return nil }

@@ -204,3 +204,5 @@ func (r *Result) WriteCompactSection(w io.Writer) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+var _ verdict.Check = (*Result)(nil)

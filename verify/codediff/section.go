@@ -193,3 +193,14 @@ func flush(w io.Writer, b *strings.Builder) error {
 	_, err := io.WriteString(w, b.String())
 	return err
 }
+
+var _ verdict.Check = (*Result)(nil)
+
+// Answer is "": the check's Cell is its line under question 1.
+func (*Result) Answer() string { return "" }
+
+// Caveats are none: what codediff finds either gates or is information.
+func (*Result) Caveats() []string { return nil }
+
+// Artifacts are none beyond the results: the diffs are in the section.
+func (*Result) Artifacts() []verdict.Artifact { return nil }

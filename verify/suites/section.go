@@ -32,7 +32,7 @@ func (r *Result) Artifacts() []verdict.Artifact {
 // Cell is the test-suite check in the report's verdict block: regressions over
 // every variant compared, flakes, and what could not be run.
 func (r *Result) Cell() string {
-	if len(r.Comparisons) == 0 {
+	if r == nil || len(r.Comparisons) == 0 {
 		return verdict.Error.Icon() + " not compared"
 	}
 	regressions, flakes := 0, 0
@@ -106,7 +106,7 @@ func count(n int, one, many string) string {
 // of the tests run on each build, how many builds, the flakes, and the
 // failures both builds share, which are not the change's.
 func (r *Result) Answer() string {
-	if len(r.Comparisons) == 0 {
+	if r == nil || len(r.Comparisons) == 0 {
 		return r.Cell()
 	}
 	regressions, flakes, tests := 0, 0, 0
@@ -139,3 +139,8 @@ func (r *Result) Answer() string {
 	}
 	return s
 }
+
+var _ verdict.Check = (*Result)(nil)
+
+// Caveats are none: a regression gates, a flake is in the section.
+func (*Result) Caveats() []string { return nil }

@@ -50,3 +50,25 @@ func OneSection[R any, P interface {
 	}
 	return []Section{r}
 }
+
+// Check is the declared shape of a check's part of a target's results,
+// which the report walks (results.TargetResult.Checks): each verify
+// package's Result asserts it at compile time, and every method answers
+// on a nil Result too (a target the check did not run on).
+//
+// Label, Cell and WriteSection make the check its own first Section;
+// Sections are what it shows (none where it did not run); Question is
+// which of the reviewer's five questions it answers; Answer is its line
+// under that question ("" where its Cell says it); Caveats are what a
+// reviewer must know though it gates nothing; Moves are its rows of the
+// "What moved" table; Artifacts are the files it tells of among the run's
+// artifacts.
+type Check interface {
+	Section
+	Sections() []Section
+	Question() int
+	Answer() string
+	Caveats() []string
+	Moves() []Move
+	Artifacts() []Artifact
+}
