@@ -96,7 +96,7 @@ func TestSettingsJSON(t *testing.T) {
 	}{
 		{"defaults", Config{Jobs: 3},
 			`{"repo":"demo (PHP 8.2.32 + mysqlnd atomic statistics)","demo":true,"variants":["nts","zts"],"builder":"host","profile":"mysql","profile_text":"mysqlnd, mysqli, pdo_mysql with OpenSSL and zlib, and OPcache beside the Apache module; nothing else","jobs":3,` +
-				`"stages":["checkout","build","codediff","abi","tests","race","bench"],"expect_nts_noop":false,"abi":"fail"}`},
+				`"stages":["checkout","build","modules","codediff","abi","tests","race","bench"],"expect_nts_noop":false,"abi":"fail"}`},
 		{"given", Config{Repo: DefaultRepo, PR: 7, Variants: []builders.Variant{builders.ZTS}, Builder: builders.KindDocker,
 			Profile: builders.ProfileOfficial, Jobs: 2, Stages: stages, ExpectNTSNoop: true, ABI: abi.Warn},
 			`{"repo":"https://github.com/php/php-src","pr":7,"demo":false,"variants":["zts"],"builder":"docker","profile":"official","profile_text":"docker-library's configure line plus mysqli and pdo_mysql","jobs":2,` +

@@ -134,6 +134,7 @@ func (r *Run) save() {
 var stages = []Stage{
 	checkoutStage{},
 	buildStage{},
+	modulesStage{},
 	codediffStage{},
 	abiStage{},
 	testsStage{},

@@ -76,7 +76,7 @@ func TestQuestionOrder(t *testing.T) {
 	for _, i := range questionOrder() {
 		got = append(got, checks[i].Stage)
 	}
-	want := []string{results.StageCodeDiff, results.StageTests, results.StageBench, results.StageRace, results.StageABI, results.StageBuild}
+	want := []string{results.StageCodeDiff, results.StageTests, results.StageBench, results.StageRace, results.StageABI, results.StageBuild, results.StageModules}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("questionOrder (-want +got):\n%s", d)
 	}

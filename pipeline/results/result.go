@@ -8,6 +8,7 @@ import (
 	"github.com/patchproof/patchproof/verify/abi"
 	"github.com/patchproof/patchproof/verify/bench"
 	"github.com/patchproof/patchproof/verify/codediff"
+	"github.com/patchproof/patchproof/verify/modules"
 	"github.com/patchproof/patchproof/verify/race"
 	"github.com/patchproof/patchproof/verify/suites"
 	"github.com/patchproof/patchproof/verify/verdict"
@@ -100,6 +101,7 @@ const (
 	StageTests    = "tests"
 	StageRace     = "race"
 	StageBench    = "bench"
+	StageModules  = "modules"
 )
 
 // StageResult is one stage's outcome.
@@ -143,6 +145,7 @@ type TargetResult struct {
 	Bench    *bench.Result     `json:"bench,omitempty"`
 	Race     *race.Result      `json:"race,omitempty"`
 	ABI      *abi.Result       `json:"abi,omitempty"`
+	Modules  *modules.Result   `json:"modules,omitempty"`
 	Errors   []string          `json:"errors,omitempty"`
 }
 
@@ -165,6 +168,7 @@ func (t *TargetResult) Checks() []Check {
 		{StageCodeDiff, t.CodeDiff},
 		{StageABI, t.ABI},
 		{StageBuild, t.Builds},
+		{StageModules, t.Modules},
 		{StageTests, t.Tests},
 		{StageRace, t.Race},
 		{StageBench, t.Bench},

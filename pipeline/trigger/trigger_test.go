@@ -483,7 +483,7 @@ func TestParseCommandRefusals(t *testing.T) {
 		{"/patchproof threads=4,,8", `threads=4,,8: "" is not a thread count`, true},
 		{"/patchproof threads=4,4", "threads=4,4: 4 is listed twice", true},
 		{"/patchproof threads=100000", "threads=100000: 100000 is more than 256 threads", true},
-		{"/patchproof stages=bogus", `stages=bogus: unknown stage "bogus" (stages: checkout,build,codediff,abi,tests,race,bench)`, true},
+		{"/patchproof stages=bogus", `stages=bogus: unknown stage "bogus" (stages: checkout,build,modules,codediff,abi,tests,race,bench)`, true},
 		{"/patchproof stages=tests,", "stages=tests,: an empty item", true},
 		{"/patchproof stages=report", "stages=report selects no stage", true},
 		{"/patchproof jobs=4", "unknown option jobs= (bench=, threads=, stages=, merge-up=)", true},
@@ -793,7 +793,7 @@ func TestUnknownBranches(t *testing.T) {
 // The grammar names the checks a comment selects: the pipeline's stages
 // but the checkout and the builds, which come with them.
 func TestGrammarNamesTheChecks(t *testing.T) {
-	if want := "stages= the checks\nto run, of codediff, abi, tests, race, bench (the checkout"; !strings.Contains(trigger.Grammar, want) {
+	if want := "stages= the checks\nto run, of modules, codediff, abi, tests, race, bench (the checkout"; !strings.Contains(trigger.Grammar, want) {
 		t.Errorf("Grammar lacks %q:\n%s", want, trigger.Grammar)
 	}
 }
