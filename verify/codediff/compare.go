@@ -3,6 +3,7 @@ package codediff
 import (
 	"bytes"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -104,7 +105,7 @@ func loadSide(dir, pattern string) (*side, error) {
 		return nil, err
 	}
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("codediff: no object files in %s: neither %s nor *.o match", dir, pattern)
+		return nil, fmt.Errorf("codediff: no object files in %s: neither %s nor *.o match%s", dir, pattern, linkedOut(dir, pattern))
 	}
 	if fallback {
 		s.warnings = append(s.warnings, fmt.Sprintf("%s: nothing matches %s; compared the directory's own *.o", dir, pattern))
@@ -140,24 +141,33 @@ func loadSide(dir, pattern string) (*side, error) {
 // the pattern's directory, so a build tree compares with a directory of
 // objects.
 func selectObjects(dir, pattern string) (paths, keys []string, fallback bool, err error) {
-	paths, err = filepath.Glob(filepath.Join(dir, pattern))
+	// The build made the directories the pattern walks: matched beneath
+	// an os.Root, a directory that is a link out of the build (to a host
+	// directory) is not followed, and no host file's name is listed.
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, nil, false, fmt.Errorf("codediff: %w", err)
+	}
+	defer root.Close()
+	rels, err := fs.Glob(root.FS(), filepath.ToSlash(pattern))
 	if err != nil {
 		return nil, nil, false, fmt.Errorf("codediff: objects pattern %q: %w", pattern, err)
 	}
-	paths = regularFiles(paths)
+	rels = regularFiles(root, rels)
 	keyDir := ""
-	if len(paths) == 0 {
+	if len(rels) == 0 {
 		fallback = true
-		if paths, err = filepath.Glob(filepath.Join(dir, "*.o")); err != nil {
+		if rels, err = fs.Glob(root.FS(), "*.o"); err != nil {
 			return nil, nil, false, fmt.Errorf("codediff: %s: %w", dir, err)
 		}
-		paths = regularFiles(paths)
+		rels = regularFiles(root, rels)
 		if d := path.Dir(filepath.ToSlash(pattern)); d != "." && !hasMeta(d) {
 			keyDir = d
 		}
 	}
-	for _, p := range paths {
-		k := filepath.ToSlash(mustRel(dir, p))
+	for _, rel := range rels {
+		paths = append(paths, filepath.Join(dir, filepath.FromSlash(rel)))
+		k := rel
 		if keyDir != "" {
 			k = path.Join(keyDir, path.Base(k))
 		}
@@ -166,24 +176,31 @@ func selectObjects(dir, pattern string) (paths, keys []string, fallback bool, er
 	return paths, keys, fallback, nil
 }
 
-func regularFiles(paths []string) []string {
-	return slices.DeleteFunc(paths, func(p string) bool {
-		st, err := os.Stat(p)
+// regularFiles keeps the matches that are regular files beneath root, or
+// whose kind cannot be told (the reader says why).
+func regularFiles(root *os.Root, rels []string) []string {
+	return slices.DeleteFunc(rels, func(rel string) bool {
+		st, err := fs.Stat(root.FS(), rel)
 		return err == nil && !st.Mode().IsRegular()
 	})
 }
 
-func hasMeta(p string) bool { return strings.ContainsAny(p, `*?[\`) }
-
-// mustRel is filepath.Rel for a path known to lie under dir, as Glob's
-// results do.
-func mustRel(dir, p string) string {
-	r, err := filepath.Rel(dir, p)
-	if err != nil {
-		return p
+// linkedOut says why a pattern may match nothing: a directory on its way
+// that the build made a link, which is not followed.
+func linkedOut(dir, pattern string) string {
+	d := path.Dir(filepath.ToSlash(pattern))
+	for ; d != "." && d != "/"; d = path.Dir(d) {
+		if hasMeta(d) {
+			continue
+		}
+		if fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(d))); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return fmt.Sprintf(" (%s is a link, not followed)", d)
+		}
 	}
-	return r
+	return ""
 }
+
+func hasMeta(p string) bool { return strings.ContainsAny(p, `*?[\`) }
 
 // compareSides matches functions by object and name and compares each pair.
 func compareSides(base, head *side) *Report {
