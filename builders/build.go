@@ -14,8 +14,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -32,96 +30,7 @@ import (
 	"github.com/patchproof/patchproof/internal/cachedir"
 	"github.com/patchproof/patchproof/internal/childenv"
 	"github.com/patchproof/patchproof/internal/safefs"
-	"github.com/patchproof/patchproof/internal/side"
 )
-
-// Spec is what to build.
-type Spec struct {
-	Label    string    // e.g. "PHP-8.2 base/nts", for logs
-	Side     side.Side // recorded, not used to build
-	Source   string    // the source tree (it is copied, never written)
-	TreeHash string    // the git tree hash of Source: its identity
-	Variant  Variant
-	Profile  Profile
-	Jobs     int       // make -j
-	Log      io.Writer // the build log, streamed
-	// Objects, when set, is given the number of objects the generated
-	// Makefile compiles, after configure and before make: the total for a
-	// progress display. A cached build runs neither and never calls it.
-	Objects func(total int)
-	// Trusted says the tree is the upstream repository's (a base, also of
-	// a backport target), not a pull request's (a head): only a trusted
-	// build writes the shared ccache. The zero value is the safe one.
-	Trusted bool
-	// Buildconf runs ./buildconf --force before configure although the
-	// tree ships one: the change touches the build system (a config.m4,
-	// configure.ac, build/), so a shipped configure is base's, not the
-	// tree's. A tree without configure runs buildconf whatever this says.
-	Buildconf bool
-	// From, when set, is a finished build this one is derived from (see
-	// derive): a head's base in the same variant, with Changed the paths
-	// where Source differs from it; or, for a TSan build, the same tree's
-	// ZTS build, with Instrument what is compiled with the sanitizer
-	// (TSanInstrument).
-	From       *Build
-	Changed    []string
-	Instrument []string
-}
-
-// Build is a finished (or failed) build. It is part of results.json.
-type Build struct {
-	Label         string         `json:"label"`
-	Side          side.Side      `json:"side"`
-	Variant       Variant        `json:"variant"`
-	Profile       Profile        `json:"profile"`
-	Executor      string         `json:"executor"`
-	TreeHash      string         `json:"tree_hash"`
-	Key           string         `json:"cache_key"`
-	OK            bool           `json:"ok"`
-	Cached        bool           `json:"cached"`
-	Dir           string         `json:"dir"`
-	PHP           string         `json:"php,omitempty"`
-	Module        string         `json:"module,omitempty"` // libs/libphp.so for Apache
-	ConfigureLine string         `json:"configure_line"`
-	Compiler      string         `json:"compiler"`
-	PHPVersion    string         `json:"php_version,omitempty"` // php -v, first line
-	PHPModules    []string       `json:"php_modules,omitempty"` // php -m
-	DurationMS    int64          `json:"duration_ms"`
-	ConfigLog     string         `json:"config_log,omitempty"`
-	BuildLog      string         `json:"build_log,omitempty"`
-	Errors        []CompileError `json:"errors,omitempty"`
-	Failure       string         `json:"failure,omitempty"`
-	// Digests are the SHA-256 of what the build produced ("sha256:HEX"),
-	// by path in Dir: sapi/cli/php, libs/libphp.so when built, and
-	// patchproof-files.json, the digests of every file a later stage
-	// reads (object files, modules, the tests). A cached entry is used only
-	// while they all match.
-	Digests map[string]string `json:"digests,omitempty"`
-	// Warnings say why this build was made although the cache held an
-	// entry for it.
-	Warnings []string `json:"warnings,omitempty"`
-	// Buildconf says ./buildconf --force made configure although the tree
-	// shipped one (Spec.Buildconf).
-	Buildconf bool `json:"buildconf,omitempty"`
-	// DerivedFrom is the cache key of the build this one was made from,
-	// by make alone (Spec.From); Instrumented, for a derived TSan build,
-	// what it compiled with the sanitizer.
-	DerivedFrom  string   `json:"derived_from,omitempty"`
-	Instrumented []string `json:"instrumented,omitempty"`
-}
-
-// CompileError is one compiler error, with its place in the source tree.
-type CompileError struct {
-	File    string `json:"file"`
-	Line    int    `json:"line"`
-	Column  int    `json:"column,omitempty"`
-	Message string `json:"message"`
-}
-
-// ErrBuildFailed is wrapped by the error of a build whose commands ran and
-// failed (configure, make, or a wrong result): a finding about the tree, not
-// an infrastructure failure.
-var ErrBuildFailed = errors.New("build failed")
 
 // Builder builds specs through an executor into a cache.
 type Builder struct {
@@ -142,62 +51,6 @@ type Builder struct {
 	// held are the shared locks on those entries, until Release: another
 	// run's prune cannot take their locks, so it leaves them.
 	held []*cachedir.Held
-}
-
-// Key is the build cache key: everything that decides a build's output.
-func (b *Builder) Key(ctx context.Context, s Spec) (string, []string, error) {
-	args, err := ConfigureArgs(s.Profile, s.Variant, b.apxsFor(s.Variant))
-	if err != nil {
-		return "", nil, err
-	}
-	id, err := b.Exec.ID(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	h := sha256.New()
-	if s.derivedTSan() {
-		// Not what a fresh TSan build makes: the ZTS build's code, but for
-		// what it instruments.
-		fmt.Fprintf(h, "patchproof derived tsan v1\nfrom %s\ninstrument %q\nflags %q\nexecutor %s\n",
-			s.From.Key, s.Instrument, TSanFlags, id)
-		return hex.EncodeToString(h.Sum(nil))[:24], args, nil
-	}
-	fmt.Fprintf(h, "patchproof build v1\ntree %s\nvariant %s\nprofile %s\nflags %q\nconfigure %q\nexecutor %s\n",
-		s.TreeHash, s.Variant, s.Profile, Env(s.Variant), args, id)
-	if s.Buildconf {
-		// Only when set, so that the keys of the builds made before it
-		// existed stay what they were.
-		fmt.Fprintf(h, "buildconf forced\n")
-	}
-	return hex.EncodeToString(h.Sum(nil))[:24], args, nil
-}
-
-// derivedTSan says s is a TSan build made from a ZTS build's tree.
-func (s Spec) derivedTSan() bool {
-	return s.From != nil && s.Variant == TSan && s.From.Variant == ZTS
-}
-
-// derivable checks that s.From can be what s is derived from.
-func (s Spec) derivable() error {
-	f := s.From
-	switch {
-	case !f.OK || f.Dir == "":
-		return fmt.Errorf("derive from %s: not a finished build", f.Label)
-	case f.Profile != s.Profile:
-		return fmt.Errorf("derive from %s: profile %s, not %s", f.Label, f.Profile, s.Profile)
-	case s.derivedTSan():
-		if len(s.Instrument) == 0 {
-			return fmt.Errorf("derive from %s: nothing to instrument", f.Label)
-		}
-		if f.TreeHash != s.TreeHash {
-			return fmt.Errorf("derive from %s: a TSan build is made from its own tree's ZTS build", f.Label)
-		}
-	case f.Variant != s.Variant:
-		return fmt.Errorf("derive from %s: variant %s, not %s", f.Label, f.Variant, s.Variant)
-	case s.Buildconf || f.Buildconf:
-		return fmt.Errorf("derive from %s: the change touches the build system", f.Label)
-	}
-	return nil
 }
 
 func (b *Builder) apxsFor(v Variant) string {
@@ -395,35 +248,6 @@ func (b *Builder) make(ctx context.Context, s Spec, key string, args, warnings [
 	return b.finish(ctx, s, res, tmp, dir, root, key, start, fail, lock)
 }
 
-// reuse returns the cached build of s, which this run now holds (lock,
-// shared) and reads.
-func (b *Builder) reuse(s Spec, root, key, dir string, cached *Build, lock *cachedir.Held) *Build {
-	cached.Label, cached.Side, cached.Cached = s.Label, s.Side, true
-	cached.Warnings = nil // the build that wrote the entry had them, not this one
-	fmt.Fprintf(s.Log, "cached build %s in %s\n", key, dir)
-	b.use(root, key, lock)
-	return cached
-}
-
-// share makes the exclusive lock on the entry dir shared, for this run to
-// keep, and checks the entry is still there: flock's conversion may let
-// an exclusive taker (a prune) in between.
-func share(lock *cachedir.Held, dir string) error {
-	if err := lock.Share(); err != nil {
-		return err
-	}
-	if _, err := os.Lstat(filepath.Join(dir, buildFile)); err != nil {
-		return fmt.Errorf("the cache entry %s went as its lock was shared: %w", dir, err)
-	}
-	return nil
-}
-
-// exists says something is at path.
-func exists(path string) bool {
-	_, err := os.Lstat(path)
-	return err == nil
-}
-
 // fillTree puts what s builds from into tmp: the build s derives from, or
 // its source tree.
 func fillTree(ctx context.Context, s Spec, tmp string) error {
@@ -587,62 +411,6 @@ func (b *Builder) finish(ctx context.Context, s Spec, res *Build, tmp, dir, root
 	b.use(root, key, lock)
 	b.prune(s.Log)
 	return res, nil
-}
-
-// use records that this run reads the entry key of the builds dir root,
-// and keeps its shared lock on it until Release.
-func (b *Builder) use(root, key string, lock *cachedir.Held) {
-	markUsed(root, key)
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.held = append(b.held, lock)
-	if !slices.Contains(b.used, key) {
-		b.used = append(b.used, key)
-	}
-}
-
-// uses says this run holds the entry key.
-func (b *Builder) uses(key string) bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return slices.Contains(b.used, key)
-}
-
-// Release lets go of every build this builder made or reused, which its
-// run's stages have done reading: a prune (this host's other runs',
-// 'patchproof cache prune') may remove them from then on. The run calls
-// it when it ends; a process that dies lets go of them with its locks.
-// Build may be called again after it.
-func (b *Builder) Release() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, h := range b.held {
-		h.Release()
-	}
-	b.held, b.used = nil, nil
-}
-
-// prune keeps the builds under b.CacheMax, sparing every entry this run
-// has used. A cache it cannot prune is a warning: the build it follows is
-// fine.
-func (b *Builder) prune(log io.Writer) {
-	max := b.CacheMax
-	if max < 0 {
-		return
-	}
-	if max == 0 {
-		var err error
-		if max, err = DefaultCacheMax(b.CacheDir); err != nil {
-			fmt.Fprintf(log, "warning: %v\n", err)
-			return
-		}
-	}
-	b.mu.Lock()
-	inUse := slices.Clone(b.used)
-	b.mu.Unlock()
-	if _, err := Prune(b.CacheDir, max, inUse, log); err != nil {
-		fmt.Fprintf(log, "warning: %v\n", err)
-	}
 }
 
 const (

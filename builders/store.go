@@ -2,7 +2,8 @@ package builders
 
 // The build cache's store: reading an entry back and verifying it before
 // use, the digests of what later stages read, an entry made read-only and
-// removed, the record written, and what killed builds left.
+// removed, the record written, what killed builds left, and the run's hold
+// on the entries it made or reuses until it ends.
 
 import (
 	"crypto/sha256"
@@ -313,4 +314,89 @@ func writeBuild(dir string, b *Build) error {
 		return err
 	}
 	return safefs.WriteFile(dir, buildFile, data, 0o644)
+}
+
+// reuse returns the cached build of s, which this run now holds (lock,
+// shared) and reads.
+func (b *Builder) reuse(s Spec, root, key, dir string, cached *Build, lock *cachedir.Held) *Build {
+	cached.Label, cached.Side, cached.Cached = s.Label, s.Side, true
+	cached.Warnings = nil // the build that wrote the entry had them, not this one
+	fmt.Fprintf(s.Log, "cached build %s in %s\n", key, dir)
+	b.use(root, key, lock)
+	return cached
+}
+
+// share makes the exclusive lock on the entry dir shared, for this run to
+// keep, and checks the entry is still there: flock's conversion may let
+// an exclusive taker (a prune) in between.
+func share(lock *cachedir.Held, dir string) error {
+	if err := lock.Share(); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(filepath.Join(dir, buildFile)); err != nil {
+		return fmt.Errorf("the cache entry %s went as its lock was shared: %w", dir, err)
+	}
+	return nil
+}
+
+// exists says something is at path.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// use records that this run reads the entry key of the builds dir root,
+// and keeps its shared lock on it until Release.
+func (b *Builder) use(root, key string, lock *cachedir.Held) {
+	markUsed(root, key)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.held = append(b.held, lock)
+	if !slices.Contains(b.used, key) {
+		b.used = append(b.used, key)
+	}
+}
+
+// uses says this run holds the entry key.
+func (b *Builder) uses(key string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Contains(b.used, key)
+}
+
+// Release lets go of every build this builder made or reused, which its
+// run's stages have done reading: a prune (this host's other runs',
+// 'patchproof cache prune') may remove them from then on. The run calls
+// it when it ends; a process that dies lets go of them with its locks.
+// Build may be called again after it.
+func (b *Builder) Release() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, h := range b.held {
+		h.Release()
+	}
+	b.held, b.used = nil, nil
+}
+
+// prune keeps the builds under b.CacheMax, sparing every entry this run
+// has used. A cache it cannot prune is a warning: the build it follows is
+// fine.
+func (b *Builder) prune(log io.Writer) {
+	max := b.CacheMax
+	if max < 0 {
+		return
+	}
+	if max == 0 {
+		var err error
+		if max, err = DefaultCacheMax(b.CacheDir); err != nil {
+			fmt.Fprintf(log, "warning: %v\n", err)
+			return
+		}
+	}
+	b.mu.Lock()
+	inUse := slices.Clone(b.used)
+	b.mu.Unlock()
+	if _, err := Prune(b.CacheDir, max, inUse, log); err != nil {
+		fmt.Fprintf(log, "warning: %v\n", err)
+	}
 }
