@@ -2,6 +2,8 @@ package confine
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -97,4 +99,32 @@ func size(n int64) string {
 		return fmt.Sprintf("%d MiB", n>>20)
 	}
 	return fmt.Sprintf("%d KiB", n>>10)
+}
+
+// Rejection is the output of a job that reads one side's files alone: it
+// says whether they were beyond the reader's bounds.
+type Rejection struct{ Rejected bool }
+
+// Blame says whether err, what a confined comparison of base's files with
+// head's returned, is head's doing: rejected (the child said head's files
+// were beyond the reader's bounds), or a crash of the child that the job
+// alone, reading head's files (headIn) by themselves, repeats or rejects.
+// A crash is rare (a file made to cause it), so reading head's files twice
+// costs nothing in practice. The error returned is the one to report.
+func Blame(ctx context.Context, err error, rejected bool, alone Job, lim Limits, headIn any) (bool, error) {
+	if rejected {
+		return true, err
+	}
+	if !errors.As(err, new(*CrashError)) {
+		return false, err
+	}
+	var out Rejection
+	aerr := Run(ctx, alone, lim, headIn, &out)
+	switch {
+	case errors.As(aerr, new(*CrashError)):
+		return true, fmt.Errorf("%v, and again on head's files alone", err)
+	case out.Rejected:
+		return true, aerr
+	}
+	return false, err
 }

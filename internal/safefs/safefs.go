@@ -115,22 +115,33 @@ func CopyFile(dir, rel, dst string, max int64) error {
 	if fi.Size() > max {
 		return fmt.Errorf("copy %s: %w (%d bytes)", filepath.Join(dir, rel), ErrTooLarge, max)
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	out, err := CreatePath(dst, fi.Mode().Perm()|0o200)
-	if err != nil {
-		return err
-	}
 	// The size was checked, but the file may still grow while it is read.
+	_, err = copyTo(dst, fi.Mode().Perm()|0o200, in, filepath.Join(dir, rel), max)
+	return err
+}
+
+// copyTo copies what is left of in (name, in errors) to dst, made anew
+// with perm, at most max bytes; it returns how many it read. A copy cut
+// short, or past max, is removed: no part of a file left out stays.
+func copyTo(dst string, perm fs.FileMode, in io.Reader, name string, max int64) (int64, error) {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return 0, err
+	}
+	out, err := CreatePath(dst, perm)
+	if err != nil {
+		return 0, err
+	}
 	n, err := io.Copy(out, io.LimitReader(in, max+1))
 	if err == nil && n > max {
-		err = fmt.Errorf("copy %s: %w (%d bytes)", filepath.Join(dir, rel), ErrTooLarge, max)
+		err = fmt.Errorf("copy %s: %w (%d bytes)", name, ErrTooLarge, max)
 	}
 	if cerr := out.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	if err != nil {
+		os.Remove(dst)
+	}
+	return n, err
 }
 
 // Tree is a directory whose files are read with a budget: at most Max
@@ -178,22 +189,8 @@ func (t *Tree) CopyFile(rel, dst string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	out, err := CreatePath(dst, fi.Mode().Perm()|0o200)
-	if err != nil {
-		return err
-	}
-	left := t.Max - t.used
-	n, err := io.Copy(out, io.LimitReader(f, left+1))
+	n, err := copyTo(dst, fi.Mode().Perm()|0o200, f, filepath.Join(t.Dir, rel), t.Max-t.used)
 	t.used += n
-	if err == nil && n > left {
-		err = fmt.Errorf("copy %s: %w (%d bytes in all)", filepath.Join(t.Dir, rel), ErrTooLarge, t.Max)
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
 	return err
 }
 
@@ -236,24 +233,7 @@ func (t *Tree) CopyRegular(rel, dst string, max int64) error {
 	if after, err := f.Stat(); err != nil || !os.SameFile(before, after) {
 		return fmt.Errorf("copy %s: replaced while it was opened", name)
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	out, err := CreatePath(dst, 0o644)
-	if err != nil {
-		return err
-	}
-	n, err := io.Copy(out, io.LimitReader(f, max+1))
+	n, err := copyTo(dst, 0o644, f, name, max)
 	t.used += n
-	if err == nil && n > max {
-		err = fmt.Errorf("copy %s: %w (%d bytes)", name, ErrTooLarge, max)
-	}
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		// No part of a file that was left out stays to be uploaded.
-		os.Remove(dst)
-	}
 	return err
 }

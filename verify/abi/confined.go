@@ -57,15 +57,13 @@ func beyondBounds(err error) bool {
 	return errors.Is(err, safefs.ErrTooLarge) || errors.Is(err, ErrTypeGraph)
 }
 
-type readOut struct{ Rejected bool }
-
 func runRead(in []byte) (any, error) {
 	var i Input
 	if err := json.Unmarshal(in, &i); err != nil {
 		return nil, err
 	}
 	_, err := read(i)
-	return readOut{Rejected: beyondBounds(err)}, err
+	return confine.Rejection{Rejected: beyondBounds(err)}, err
 }
 
 // CompareConfined is Compare in a child process under lim (internal/confine):
@@ -77,25 +75,16 @@ func runRead(in []byte) (any, error) {
 func CompareConfined(ctx context.Context, variant string, base, head Input, lim confine.Limits) (*Variant, error) {
 	var out compareOut
 	err := confine.Run(ctx, compareJob(), lim, compareIn{Variant: variant, Base: base, Head: head}, &out)
-	var crash *confine.CrashError
-	switch {
-	case err == nil:
+	if err == nil {
 		return out.Variant, nil
-	case out.HeadRejected:
-		return nil, fmt.Errorf("%w: %v", ErrHeadRejected, err)
-	case !errors.As(err, &crash):
-		return nil, err
 	}
-	// The child crashed, on base's build or head's: head's alone say
-	// which. A crash is rare (a file made to cause it), so reading it
-	// twice costs nothing in practice.
-	var alone readOut
-	aerr := confine.Run(ctx, readJob(), lim, head, &alone)
-	switch {
-	case errors.As(aerr, new(*confine.CrashError)):
-		return nil, fmt.Errorf("%w: compare %s ABI: %v, and again on head's build alone", ErrHeadRejected, variant, err)
-	case alone.Rejected:
-		return nil, fmt.Errorf("%w: compare %s ABI: %v", ErrHeadRejected, variant, aerr)
+	fault, err := confine.Blame(ctx, err, out.HeadRejected, readJob(), lim, head)
+	if fault {
+		return nil, fmt.Errorf("%w: compare %s ABI: %v", ErrHeadRejected, variant, err)
+	}
+	var crash *confine.CrashError
+	if !errors.As(err, &crash) {
+		return nil, err
 	}
 	return nil, fmt.Errorf("compare %s ABI: %w", variant, err)
 }

@@ -54,21 +54,13 @@ func runCompare(in []byte) (any, error) {
 
 type loadIn struct{ Dir, Pattern string }
 
-type loadOut struct {
-	Objects  int
-	Rejected bool // beyond safefs's bounds
-}
-
 func runLoad(in []byte) (any, error) {
 	var l loadIn
 	if err := json.Unmarshal(in, &l); err != nil {
 		return nil, err
 	}
-	s, err := loadSide(l.Dir, l.Pattern)
-	if err != nil {
-		return loadOut{Rejected: errors.Is(err, safefs.ErrTooLarge)}, err
-	}
-	return loadOut{Objects: len(s.objects)}, nil
+	_, err := loadSide(l.Dir, l.Pattern)
+	return confine.Rejection{Rejected: errors.Is(err, safefs.ErrTooLarge)}, err
 }
 
 // CompareConfined is CompareDirs in a child process under limits of
@@ -80,25 +72,16 @@ func runLoad(in []byte) (any, error) {
 func CompareConfined(ctx context.Context, baseDir, headDir string, opt Options) (*Report, error) {
 	var out compareOut
 	err := confine.Run(ctx, compareJob(), opt.Limits, compareIn{Base: baseDir, Head: headDir, Options: opt}, &out)
-	var crash *confine.CrashError
-	switch {
-	case err == nil:
+	if err == nil {
 		return out.Report, nil
-	case out.HeadRejected:
-		return nil, fmt.Errorf("%w: %v", ErrHeadRejected, err)
-	case !errors.As(err, &crash):
-		return nil, err
 	}
-	// The child crashed, on base's objects or head's: head's alone say
-	// which. A crash is rare (an object made to cause it), so reading
-	// them twice costs nothing in practice.
-	var alone loadOut
-	aerr := confine.Run(ctx, loadJob(), opt.Limits, loadIn{Dir: headDir, Pattern: opt.objects()}, &alone)
-	switch {
-	case errors.As(aerr, new(*confine.CrashError)):
-		return nil, fmt.Errorf("%w: codediff: %v, and again on head's objects alone", ErrHeadRejected, err)
-	case alone.Rejected:
-		return nil, fmt.Errorf("%w: %v", ErrHeadRejected, aerr)
+	fault, err := confine.Blame(ctx, err, out.HeadRejected, loadJob(), opt.Limits, loadIn{Dir: headDir, Pattern: opt.objects()})
+	if fault {
+		return nil, fmt.Errorf("%w: codediff: %v", ErrHeadRejected, err)
+	}
+	var crash *confine.CrashError
+	if !errors.As(err, &crash) {
+		return nil, err
 	}
 	return nil, fmt.Errorf("codediff: compare %s with %s: %w", baseDir, headDir, err)
 }
