@@ -77,7 +77,7 @@ func CompareConfined(ctx context.Context, baseDir, headDir string, opt Options) 
 	}
 	fault, err := confine.Blame(ctx, err, out.HeadRejected, loadJob(), opt.Limits, loadIn{Dir: headDir, Pattern: opt.objects()})
 	if fault {
-		return nil, fmt.Errorf("%w: codediff: %v", ErrHeadRejected, err)
+		return nil, fmt.Errorf("%w: %v", ErrHeadRejected, err)
 	}
 	var crash *confine.CrashError
 	if !errors.As(err, &crash) {
